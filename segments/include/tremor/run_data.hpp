@@ -1,0 +1,107 @@
+// The program-wide record of one run: what the finalize driver gathers, what
+// the HDF5 file stores (docs/schema.md) and what the analysis reads. The
+// in-process analysis and `tremor analyze` both start from a RunData, which is
+// why they agree bit for bit.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tremor/metrics.hpp"
+
+namespace tremor {
+
+inline constexpr int kSchemaVersion = 1;
+
+// One quantizer bin (STATISTICS.md §7): the representative is sum/count, the
+// count-weighted mean; min and max keep the extremes for the EVT layer.
+struct Bin {
+  double sum = 0.0;
+  std::uint64_t count = 0;
+  double min = 0.0;
+  double max = 0.0;
+  double rep() const { return count ? sum / static_cast<double>(count) : 0.0; }
+};
+using BinTable = std::vector<Bin>;  // ascending rep
+
+struct RankInfo {
+  std::int32_t rank = 0;
+  std::string hostname;
+  std::int32_t node_id = 0;     // dense 0..nodes-1, by first rank on the node
+  std::int32_t local_rank = 0;  // index of the rank within its node
+};
+
+struct RunMetadata {
+  std::string tremor_version;
+  std::int32_t schema_version = kSchemaVersion;
+  std::string command_line;
+  std::string mpi_flavour;           // "mpich" | "openmpi"
+  std::string mpi_library_version;   // MPI_Get_library_version
+  std::int32_t world_size = 0;
+  std::int32_t node_count = 0;
+  std::string counter_source;        // "papi" | "thread_cputime"
+  std::vector<std::string> counter_events;
+  std::string counter_unit;          // "instructions", "ns of CPU time", event unit
+  std::string job_id;                // from the batch system, else ""
+  double start_time_unix = 0.0;      // MPI_Init exit on rank 0
+  double end_time_unix = 0.0;        // MPI_Finalize entry on rank 0
+  double run_time_s = 0.0;           // init exit to finalize entry, max over ranks
+  bool partial = false;              // recovered from a spill after a crash
+  // Effective configuration: every TREMOR_* setting with the value used.
+  std::vector<std::pair<std::string, std::string>> configuration;
+  std::vector<std::string> call_names;  // CallId -> name, for closing_call
+};
+
+// One row per segment, program-wide. Reductions over all ranks are exact;
+// "sampled" fields come from the detail ranks (all ranks when P <= the bound).
+struct SegmentTable {
+  std::vector<double> duration_s;        // max over ranks of the duration bin rep
+  std::vector<double> duration_upper_s;  // max over ranks of the duration bin max (GEV maxima)
+  std::vector<double> work;              // median over detail ranks of the work bin rep
+  std::vector<double> mpi_time_s;        // median over detail ranks
+  std::vector<double> io_time_s;         // median over detail ranks
+  std::vector<std::uint64_t> signature;  // sum over ranks of hash(FeatureVector) mod 2^64
+  std::vector<std::int32_t> late_rank;   // rank with the least wait in the closing collective
+  std::vector<double> late_wait_s;       // that rank's wait
+  std::vector<std::uint16_t> closing_call;  // index into RunMetadata::call_names
+  std::size_t size() const { return duration_s.size(); }
+};
+
+// Per-segment detail of a bounded set of ranks (all when world_size <= bound).
+struct DetailRanks {
+  std::vector<std::int32_t> ranks;  // row r of every matrix below is ranks[r]
+  std::size_t segments = 0;
+  // Row-major [ranks x segments] global bin indices, one matrix per quantized metric.
+  std::array<std::vector<std::uint16_t>, kQuantizedCount> global_index;
+  // Row-major [ranks x segments] index into that rank's signature dictionary.
+  std::vector<std::uint32_t> signature_index;
+  // Concatenated dictionaries; rank r's entries start at signature_offset[r].
+  std::vector<FeatureVector> signatures;
+  std::vector<std::uint32_t> signature_offset;
+};
+
+// One injected delay (ground truth from libtremor-inject).
+struct InjectionRecord {
+  std::int32_t rank = 0;
+  double time_s = 0.0;          // since the injector's init
+  std::string call;
+  double requested_us = 0.0;
+  double spent_us = 0.0;
+};
+
+struct RunData {
+  RunMetadata meta;
+  std::vector<RankInfo> ranks;                           // world_size entries
+  std::array<BinTable, kQuantizedCount> global_bins;     // <= 512 each
+  SegmentTable segments;
+  DetailRanks detail;
+  // Unquantized per-rank totals, [world_size] each: the analysis checks its
+  // quantization error against them.
+  std::vector<QuantizedValues> raw_totals;
+  std::vector<FeatureVector> raw_feature_totals;
+  std::vector<InjectionRecord> injection;
+};
+
+}  // namespace tremor
