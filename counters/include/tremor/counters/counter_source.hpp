@@ -1,0 +1,126 @@
+// The computation counter: one value per thread that grows with the work the
+// thread does, read at segment boundaries (and possibly around MPI calls).
+//
+// Sources
+//   papi            one PAPI event (preset, native, or SDE such as
+//                   sde:::Lib::counter); the first event of TREMOR_COUNTERS that
+//                   can be added to an event set, started AND read wins.
+//   thread_cputime  CLOCK_THREAD_CPUTIME_ID in ns; used when no requested event
+//                   works (this VM: no PMU, PAPI_FP_INS/PAPI_TOT_INS do not
+//                   exist) or when TREMOR_COUNTERS=cputime.
+// Default order when TREMOR_COUNTERS is unset or empty: PAPI_FP_INS,PAPI_TOT_INS.
+//
+// Per-thread semantics
+//   read() returns the counter of the CALLING thread: two threads reading the
+//   same source see two independent values. For PAPI every thread gets its own
+//   event set, created lazily on that thread's first read() (PAPI_thread_init
+//   is called when the source is opened) and destroyed when the thread exits.
+//   Values are only comparable within one thread: take deltas on one thread.
+//   SDE counters are whatever the defining library counts, usually one
+//   process-wide number, so every thread sees the same deltas for them.
+//   Only one PAPI source should be read at a time: reading a different one on
+//   a thread rebuilds that thread's event set (values stay monotonic).
+//
+// Cost per read on the 2-core KVM build machine (bench_counters, see
+// counters/README.md): CLOCK_MONOTONIC ~19 ns, CLOCK_THREAD_CPUTIME_ID ~205 ns,
+// PAPI_read of an SDE counter ~45 ns, PAPI_read of perf::TASK-CLOCK ~680 ns;
+// read() adds only a few ns to the underlying call.
+//
+// Caveat of the thread_cputime fallback: it ignores time the thread is
+// descheduled (CPU contention shows as longer segments, not as more work), but
+// memory-bandwidth stalls inflate it, so bandwidth interference can move a
+// segment into another cluster and be under-counted.
+//
+// Safety for an LD_PRELOADed profiler: nothing here runs at load time, nothing
+// throws across this API, read() is noexcept, lock-free and allocation-free
+// after a thread's first read. A failure never aborts the host process.
+#pragma once
+
+#include <cstdint>
+#include <ctime>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tremor::counters {
+
+enum class source_kind : std::uint8_t { papi, thread_cputime };
+
+namespace detail {
+// Out of line: per-thread PAPI event set, built on the thread's first read.
+std::uint64_t read_papi_on_calling_thread(int event_code, std::uint32_t generation) noexcept;
+// PAPI runs one event set per thread and component: opening a source stops the
+// opening thread's own set first; its next read rebuilds it.
+void release_calling_thread_event_set() noexcept;
+
+inline std::uint64_t read_thread_cputime_ns() noexcept {
+  timespec now{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return 0;
+  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000U + static_cast<std::uint64_t>(now.tv_nsec);
+}
+}  // namespace detail
+
+// A small copyable value; read() is a branch plus the underlying call, no
+// virtual dispatch.
+class counter_source {
+ public:
+  // The thread CPU-time fallback; always works.
+  counter_source() noexcept = default;
+
+  [[nodiscard]] source_kind kind() const noexcept { return kind_; }
+  // "papi" or "thread_cputime".
+  [[nodiscard]] std::string_view name() const noexcept;
+  // The events in use: the winning PAPI event, or "CLOCK_THREAD_CPUTIME_ID".
+  [[nodiscard]] const std::vector<std::string>& events() const noexcept { return events_; }
+  // "ns" for thread_cputime; PAPI's unit for the event when it has one,
+  // otherwise "instructions" for *_INS presets and "count" for the rest.
+  [[nodiscard]] const std::string& unit() const noexcept { return unit_; }
+
+  // Counter of the calling thread; never decreases on that thread. If a
+  // thread cannot set up or read its PAPI event set, its value stays frozen
+  // and papi_thread_failures() counts it.
+  [[nodiscard]] std::uint64_t read() const noexcept {
+    if (kind_ == source_kind::thread_cputime) return detail::read_thread_cputime_ns();
+    return detail::read_papi_on_calling_thread(papi_event_code_, papi_generation_);
+  }
+
+ private:
+  friend struct source_factory;
+  source_kind kind_ = source_kind::thread_cputime;
+  int papi_event_code_ = 0;
+  std::uint32_t papi_generation_ = 0;
+  std::vector<std::string> events_;
+  std::string unit_ = "ns";
+};
+
+struct event_rejection {
+  std::string event;
+  std::string reason;  // PAPI_strerror of the failing step, or ours
+};
+
+struct opened_counter_source {
+  counter_source source;
+  // Every requested event tried before the winner, in order, with why it failed.
+  std::vector<event_rejection> rejections;
+  // One human-readable line for the log and the output file; empty when the
+  // first requested event (or the requested cputime) was used.
+  std::string explanation;
+};
+
+// The default spec used when TREMOR_COUNTERS is unset or blank.
+inline constexpr std::string_view default_counter_spec = "PAPI_FP_INS,PAPI_TOT_INS";
+
+// Splits TREMOR_COUNTERS: comma-separated, items trimmed of blanks, empty
+// items dropped; blank spec → the default. Items are not validated here.
+std::vector<std::string> parse_counter_spec(std::string_view spec);
+
+// Opens the first usable source for `spec` (the value of TREMOR_COUNTERS;
+// "cputime" forces the fallback, also as an item of a list). Initialises PAPI
+// (library + thread support) on first use: call it after MPI_Init, not at
+// load time. Never throws; on any failure returns the fallback with a reason.
+opened_counter_source open_counter_source(std::string_view spec) noexcept;
+
+// Threads whose PAPI event set could not be built or read, since start.
+std::uint64_t papi_thread_failures() noexcept;
+
+}  // namespace tremor::counters

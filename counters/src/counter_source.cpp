@@ -1,0 +1,200 @@
+// Choosing the counter source: parse TREMOR_COUNTERS, try each PAPI event in
+// order on the opening thread, fall back to thread CPU time with reasons.
+#include "tremor/counters/counter_source.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <mutex>
+#include <optional>
+
+#include <papi.h>
+
+namespace tremor::counters {
+
+// Builds sources; a struct so counter_source can befriend it.
+struct source_factory {
+  static counter_source papi(int event_code, std::uint32_t generation, std::string event, std::string unit) {
+    counter_source source;
+    source.kind_ = source_kind::papi;
+    source.papi_event_code_ = event_code;
+    source.papi_generation_ = generation;
+    source.events_ = {std::move(event)};
+    source.unit_ = std::move(unit);
+    return source;
+  }
+  static counter_source thread_cputime() {
+    counter_source source;
+    source.events_ = {"CLOCK_THREAD_CPUTIME_ID"};
+    return source;
+  }
+};
+
+std::string_view counter_source::name() const noexcept {
+  return kind_ == source_kind::papi ? "papi" : "thread_cputime";
+}
+
+namespace {
+
+// PAPI copies names into fixed buffers; refuse anything that could not fit.
+constexpr std::size_t max_event_name_length = PAPI_HUGE_STR_LEN - 1;
+// Bounds the time spent on a silly spec; each try costs a few syscalls.
+constexpr std::size_t max_events_tried = 32;
+
+std::mutex papi_init_mutex;
+bool papi_initialised = false;
+// Every successful open gets its own generation, so threads notice a new source.
+std::atomic<std::uint32_t> next_generation{1};
+
+unsigned long calling_thread_id() { return static_cast<unsigned long>(pthread_self()); }
+
+std::string papi_error(std::string_view step, int code) {
+  return std::string(step) + ": " + PAPI_strerror(code);
+}
+
+// Empty on success, otherwise why PAPI cannot be used at all.
+std::string initialise_papi() {
+  const std::lock_guard lock(papi_init_mutex);
+  if (papi_initialised) return {};
+  // The application may have initialised PAPI itself; share its instance.
+  if (PAPI_is_initialized() == PAPI_NOT_INITED) {
+    const int version = PAPI_library_init(PAPI_VER_CURRENT);
+    if (version < 0) return papi_error("PAPI_library_init", version);
+    if (version != PAPI_VER_CURRENT) return "PAPI_library_init: header and library versions differ";
+  }
+  if (const int rc = PAPI_thread_init(&calling_thread_id); rc != PAPI_OK) return papi_error("PAPI_thread_init", rc);
+  papi_initialised = true;
+  return {};
+}
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+  return std::ranges::equal(a, b, [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+std::string unit_of(int event_code, const std::string& event) {
+  PAPI_event_info_t info{};
+  if (PAPI_get_event_info(event_code, &info) == PAPI_OK && info.units[0] != '\0') return info.units;
+  if (event.starts_with("PAPI_") && event.ends_with("_INS")) return "instructions";
+  return "count";
+}
+
+// Adds, starts and reads `event` in a scratch event set on this thread: the
+// three steps a thread's lazy event set will repeat. Rejection reason on failure.
+std::optional<std::string> try_event(const std::string& event, int& code_out) {
+  if (event.size() > max_event_name_length)
+    return "name longer than " + std::to_string(max_event_name_length) + " characters";
+  int code = 0;
+  if (const int rc = PAPI_event_name_to_code(event.c_str(), &code); rc != PAPI_OK)
+    return papi_error("PAPI_event_name_to_code", rc);
+  int event_set = PAPI_NULL;
+  if (const int rc = PAPI_create_eventset(&event_set); rc != PAPI_OK) return papi_error("PAPI_create_eventset", rc);
+  std::optional<std::string> reason;
+  if (const int rc = PAPI_add_event(event_set, code); rc != PAPI_OK) {
+    reason = papi_error("PAPI_add_event", rc);
+  } else if (const int start_rc = PAPI_start(event_set); start_rc != PAPI_OK) {
+    reason = papi_error("PAPI_start", start_rc);
+  } else {
+    long long value = 0;
+    if (const int read_rc = PAPI_read(event_set, &value); read_rc != PAPI_OK) reason = papi_error("PAPI_read", read_rc);
+    PAPI_stop(event_set, &value);
+  }
+  PAPI_cleanup_eventset(event_set);
+  PAPI_destroy_eventset(&event_set);
+  if (!reason) code_out = code;
+  return reason;
+}
+
+std::string explain(const opened_counter_source& opened) {
+  std::string text = "counter source: " + std::string(opened.source.name()) + " (" + opened.source.events().front() +
+                     ", unit " + opened.source.unit() + ")";
+  if (opened.rejections.empty()) return text;
+  text += "; rejected: ";
+  for (std::size_t i = 0; i < opened.rejections.size(); ++i) {
+    if (i != 0) text += "; ";
+    text += opened.rejections[i].event + " (" + opened.rejections[i].reason + ")";
+  }
+  return text;
+}
+
+opened_counter_source open_or_throw(std::string_view spec) {
+  opened_counter_source opened;
+  opened.source = source_factory::thread_cputime();
+  const std::vector<std::string> requested = parse_counter_spec(spec);
+  std::string papi_unusable;
+  bool papi_tried = false;
+  for (std::size_t i = 0; i < requested.size(); ++i) {
+    const std::string& event = requested[i];
+    if (equals_ignoring_case(event, "cputime")) break;
+    if (i == max_events_tried) {
+      opened.rejections.push_back({event, "not tried: only the first " + std::to_string(max_events_tried) +
+                                              " events are tried"});
+      break;
+    }
+    if (!papi_tried) {
+      papi_unusable = initialise_papi();
+      papi_tried = true;
+      if (papi_unusable.empty()) detail::release_calling_thread_event_set();
+    }
+    if (!papi_unusable.empty()) {
+      opened.rejections.push_back({event, papi_unusable});
+      continue;
+    }
+    int code = 0;
+    if (std::optional<std::string> reason = try_event(event, code)) {
+      opened.rejections.push_back({event, std::move(*reason)});
+      continue;
+    }
+    const std::uint32_t generation = next_generation.fetch_add(1, std::memory_order_relaxed);
+    opened.source = source_factory::papi(code, generation, event, unit_of(code, event));
+    break;
+  }
+  if (!opened.rejections.empty()) {
+    opened.explanation = explain(opened);
+  } else if (requested.empty()) {
+    opened.explanation = explain(opened) + "; TREMOR_COUNTERS names no event";
+  }
+  return opened;
+}
+
+}  // namespace
+
+std::vector<std::string> parse_counter_spec(std::string_view spec) {
+  const auto is_blank = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  const auto trim = [&](std::string_view text) {
+    while (!text.empty() && is_blank(text.front())) text.remove_prefix(1);
+    while (!text.empty() && is_blank(text.back())) text.remove_suffix(1);
+    return text;
+  };
+  std::vector<std::string> items;
+  std::string_view rest = spec;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = trim(rest.substr(0, comma));
+    if (!item.empty()) items.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  if (items.empty() && trim(spec).empty()) return parse_counter_spec(default_counter_spec);
+  return items;
+}
+
+opened_counter_source open_counter_source(std::string_view spec) noexcept {
+  try {
+    return open_or_throw(spec);
+  } catch (...) {
+    // Only allocation can throw here; the default source needs none.
+    opened_counter_source opened;
+    try {
+      opened.source = source_factory::thread_cputime();
+      opened.explanation = "counter source: thread_cputime (could not evaluate TREMOR_COUNTERS: out of memory)";
+    } catch (...) {
+    }
+    return opened;
+  }
+}
+
+}  // namespace tremor::counters

@@ -1,0 +1,34 @@
+// analyze_run on synthetic runs of 10^4..10^6 segments (2 groups, 16 detail
+// ranks on 2 nodes, 1000 replicas). Peak RSS is reported as a counter.
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include "synthetic_run.hpp"
+#include "tremor/analysis/analysis.hpp"
+
+namespace {
+
+void BM_AnalyzeRun(benchmark::State& state) {
+  tremor::test::SyntheticSpec spec;
+  const auto half = static_cast<std::size_t>(state.range(0) / 2);
+  spec.groups = {{1e6, 0.010, half}, {5e6, 0.025, half}};
+  for (std::size_t s = 7; s < 2 * half; s += 997) spec.delays.push_back({s, 0.004, 3});
+  spec.world_size = 16;
+  spec.ranks_per_node = 8;
+  spec.detail_ranks = 16;
+  const tremor::RunData run = tremor::test::synthetic_run(spec);
+  const tremor::analysis::AnalysisParameters parameters;  // 1000 replicas, scales 2,4,8
+  for (auto _ : state) {
+    tremor::analysis::RunAnalysis result = tremor::analysis::analyze_run(run, parameters);
+    benchmark::DoNotOptimize(result.interference_percent);
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  state.counters["peak_rss_MB"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
+  state.counters["segments"] = static_cast<double>(run.segments.size());
+}
+BENCHMARK(BM_AnalyzeRun)->Arg(10'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+}  // namespace
+
+BENCHMARK_MAIN();

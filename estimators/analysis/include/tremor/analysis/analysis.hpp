@@ -1,0 +1,121 @@
+// The end-of-run analysis (DESIGN.md "Analysis at MPI_Finalize",
+// STATISTICS.md): a pure function of a RunData and AnalysisParameters. No MPI,
+// no logging, no clock; every random draw comes from engines seeded from
+// AnalysisParameters::seed, so the same file and parameters give bit-identical
+// numbers in process and in `tremor analyze`.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tremor/analysis/parameters.hpp"
+#include "tremor/estimators/interference.hpp"
+#include "tremor/run_data.hpp"
+
+namespace tremor::analysis {
+
+enum class SegmentClass : std::uint8_t { unused = 0, normal = 1, interfered = 2 };
+
+struct GevSummary {
+  bool usable = false;
+  double loc = 0.0;
+  double scale = 0.0;
+  double k = 0.0;
+  std::string type;   // gumbel / frechet / weibull ("" when unusable)
+  std::string flags;  // estimators::describe_fit_flags
+};
+
+// Segments of one work cluster that share a signature.
+struct GroupResult {
+  std::size_t cluster = 0;
+  std::uint64_t signature = 0;
+  std::vector<std::size_t> members;  // segment indices, ascending
+  bool usable = false;               // members >= min_group
+  double work_min = 0.0;
+  double work_max = 0.0;
+  double time_s = 0.0;               // sum of member durations
+  // Filled for usable groups only:
+  double median_s = 0.0;
+  double mad_s = 0.0;
+  double threshold_s = 0.0;
+  std::size_t interfered = 0;
+  double impact_s = 0.0;
+  double continuous_impact_s = 0.0;
+  GevSummary pwm;
+  GevSummary mom;
+  std::string chosen_fit;            // pwm / mom / empirical_maximum
+  bool fits_disagree = false;
+};
+
+// Impact attributed to the rank that arrived last at interfered boundaries.
+struct RankImpact {
+  std::int32_t rank = 0;
+  std::int32_t node_id = 0;
+  std::string hostname;
+  std::size_t segments = 0;
+  double impact_s = 0.0;
+};
+struct NodeImpact {
+  std::int32_t node_id = 0;
+  std::string hostname;
+  std::size_t segments = 0;
+  double impact_s = 0.0;
+};
+
+// Predicted total run time at `factor` times the processes.
+struct Prediction {
+  std::string method;  // nonparametric, pwm, mom, pwm-internode, pwm-intranode
+  double factor = 1.0;
+  double processes = 0.0;
+  double median_s = 0.0;
+  double ci_low_s = 0.0;
+  double ci_high_s = 0.0;
+  std::size_t replicas_failed = 0;  // summed over groups
+};
+
+struct Warning {
+  std::string code;     // stable identifier, e.g. "few_segments"
+  std::string message;  // one sentence for people
+};
+
+struct RunAnalysis {
+  AnalysisParameters parameters;
+  std::size_t segment_count = 0;
+  double run_time_s = 0.0;
+  std::string counter_source;
+  bool estimate_possible = false;
+  std::string no_estimate_reason;   // set when !estimate_possible
+  bool signature_fallback = false;  // groups built from median detail-rank features
+  // Per segment:
+  std::vector<std::int64_t> segment_group;  // index into groups, -1 when none
+  std::vector<SegmentClass> segment_class;
+  std::vector<double> segment_impact_s;
+  std::vector<std::size_t> interfered_segments;  // ascending
+  std::vector<GroupResult> groups;
+  std::size_t usable_groups = 0;
+  double usable_time_fraction = 0.0;   // of run time, inside usable groups
+  double interference_percent = 0.0;
+  double continuous_interference_percent = 0.0;
+  estimators::InterferenceClass interference_class = estimators::InterferenceClass::low;
+  double probability_high = 0.0;
+  std::vector<RankImpact> stragglers;  // descending impact
+  std::vector<NodeImpact> nodes;       // descending impact
+  std::vector<Prediction> predictions;
+  std::vector<Warning> warnings;
+};
+
+// Thresholds of the warnings and fallbacks (documented in docs/report.md).
+inline constexpr double kMaxBoundaryRateHz = 200.0;
+inline constexpr std::size_t kMinSegmentsForTrust = 50;
+inline constexpr double kMinUsableTimeFraction = 0.5;
+// Exact signatures are replaced by median detail-rank features when fewer than
+// this fraction of segments lands in usable groups.
+inline constexpr double kSignatureFallbackBelow = 0.5;
+// Bootstraps resample at most this many values per group (a seeded random
+// subsample of larger groups) so the cost does not grow with the run length.
+inline constexpr std::size_t kMaxBootstrapSample = 400;
+
+RunAnalysis analyze_run(const RunData& run, const AnalysisParameters& parameters);
+
+}  // namespace tremor::analysis

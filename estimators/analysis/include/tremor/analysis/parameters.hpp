@@ -1,0 +1,44 @@
+// Parameters of the end-of-run analysis: taken from the profiler's Config in
+// process, or from a run file's stored effective configuration (plus command
+// line overrides) offline, so both paths analyse with the same numbers.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tremor/config.hpp"
+
+namespace tremor::analysis {
+
+struct AnalysisParameters {
+  double mad_factor = 4.0;
+  double cluster_threshold = 0.1;
+  int min_group = 5;
+  std::vector<double> scales{2.0, 4.0, 8.0};
+  int replicas = 1000;
+  std::uint64_t seed = 20260101;
+  double ci = 0.95;
+};
+
+AnalysisParameters parameters_from_config(const Config& config);
+
+// Values given on the command line; unset ones keep the stored configuration.
+struct ParameterOverrides {
+  std::optional<double> mad_factor;
+  std::optional<double> cluster_threshold;
+  std::optional<int> min_group;
+  std::optional<std::vector<double>> scales;
+  std::optional<int> replicas;
+  std::optional<std::uint64_t> seed;
+};
+
+// Parses the stored TREMOR_* name/value pairs with the configuration table's
+// own parsers (unknown names are ignored, bad values keep the default and add
+// a sentence to `messages`), then applies the overrides.
+AnalysisParameters parameters_from_stored_configuration(
+    const std::vector<std::pair<std::string, std::string>>& configuration,
+    const ParameterOverrides& overrides, std::vector<std::string>* messages = nullptr);
+
+}  // namespace tremor::analysis

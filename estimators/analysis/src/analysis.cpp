@@ -1,0 +1,290 @@
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "analysis_internal.hpp"
+#include "tremor/estimators/clustering.hpp"
+#include "tremor/estimators/interference.hpp"
+
+namespace tremor::analysis {
+namespace {
+
+namespace est = tremor::estimators;
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::string format_number(double value, int precision = 3) {
+  std::ostringstream out;
+  out.precision(precision);
+  out << value;
+  return out.str();
+}
+
+std::vector<GroupResult> build_groups(const RunData& run, std::span<const std::uint64_t> signatures,
+                                      const AnalysisParameters& parameters) {
+  const auto min_size = static_cast<std::size_t>(std::max(1, parameters.min_group));
+  const est::Clustering clustering = est::cluster_by_relative_distance(
+      run.segments.work, est::ClusterOptions{parameters.cluster_threshold, min_size});
+  std::vector<GroupResult> groups;
+  for (est::SignatureGroup& group : est::group_by_signature(clustering, signatures, min_size)) {
+    GroupResult result;
+    result.cluster = group.cluster;
+    result.signature = group.signature;
+    result.usable = group.usable;
+    result.members = std::move(group.members);
+    result.work_min = std::numeric_limits<double>::infinity();
+    result.work_max = -std::numeric_limits<double>::infinity();
+    for (const std::size_t segment : result.members) {
+      result.work_min = std::min(result.work_min, run.segments.work[segment]);
+      result.work_max = std::max(result.work_max, run.segments.work[segment]);
+      result.time_s += run.segments.duration_s[segment];
+    }
+    groups.push_back(std::move(result));
+  }
+  return groups;
+}
+
+double usable_segment_fraction(const std::vector<GroupResult>& groups, std::size_t segments) {
+  std::size_t in_usable = 0;
+  for (const GroupResult& group : groups) {
+    if (group.usable) in_usable += group.members.size();
+  }
+  return segments ? static_cast<double>(in_usable) / static_cast<double>(segments) : 0.0;
+}
+
+// Per segment, the (lower) median over the detail ranks of every feature,
+// hashed. Exact per-process signatures differ when ranks do different
+// communication (e.g. halo sizes at the domain edge); the medians describe
+// the typical rank and stay equal across iterations. Empty if the detail
+// matrices do not cover the segment table.
+std::vector<std::uint64_t> median_feature_signatures(const DetailRanks& detail, std::size_t segments) {
+  const std::size_t rank_count = detail.ranks.size();
+  if (rank_count == 0 || detail.segments != segments ||
+      detail.signature_index.size() != rank_count * segments ||
+      detail.signature_offset.size() != rank_count) {
+    return {};
+  }
+  std::vector<std::uint64_t> result(segments);
+  std::vector<std::uint64_t> column(rank_count);
+  std::vector<const FeatureVector*> rows(rank_count);
+  for (std::size_t segment = 0; segment < segments; ++segment) {
+    for (std::size_t r = 0; r < rank_count; ++r) {
+      const std::size_t entry =
+          std::size_t{detail.signature_offset[r]} + detail.signature_index[r * segments + segment];
+      if (entry >= detail.signatures.size()) return {};
+      rows[r] = &detail.signatures[entry];
+    }
+    std::uint64_t hash = 0x84222325cbf29ce4ULL;
+    for (std::size_t feature = 0; feature < kFeatureCount; ++feature) {
+      for (std::size_t r = 0; r < rank_count; ++r) column[r] = (*rows[r])[feature];
+      const auto middle = column.begin() + static_cast<std::ptrdiff_t>((rank_count - 1) / 2);
+      std::nth_element(column.begin(), middle, column.end());
+      hash = splitmix64(hash ^ *middle);
+    }
+    result[segment] = hash;
+  }
+  return result;
+}
+
+void detect_interference(const RunData& run, RunAnalysis& analysis) {
+  const est::MadOptions mad{analysis.parameters.mad_factor, 0.0};
+  double total_impact = 0.0;
+  double continuous_impact = 0.0;
+  double usable_time = 0.0;
+  std::vector<double> durations;
+  for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
+    GroupResult& group = analysis.groups[g];
+    for (const std::size_t segment : group.members) {
+      analysis.segment_group[segment] = static_cast<std::int64_t>(g);
+    }
+    if (!group.usable) continue;
+    ++analysis.usable_groups;
+    durations.clear();
+    for (const std::size_t segment : group.members) durations.push_back(run.segments.duration_s[segment]);
+    const est::MadInterference result = est::detect_mad_interference(durations, mad);
+    group.median_s = result.median;
+    group.mad_s = result.mad;
+    group.threshold_s = result.threshold;
+    group.interfered = result.interfered_count;
+    group.impact_s = result.total_impact;
+    group.continuous_impact_s = est::continuous_interference(durations).impact;
+    for (std::size_t i = 0; i < group.members.size(); ++i) {
+      const std::size_t segment = group.members[i];
+      analysis.segment_class[segment] = result.interfered[i] ? SegmentClass::interfered : SegmentClass::normal;
+      analysis.segment_impact_s[segment] = result.impact[i];
+    }
+    total_impact += result.total_impact;
+    continuous_impact += group.continuous_impact_s;
+    usable_time += group.time_s;
+  }
+  for (std::size_t segment = 0; segment < analysis.segment_count; ++segment) {
+    if (analysis.segment_class[segment] == SegmentClass::interfered) analysis.interfered_segments.push_back(segment);
+  }
+  const double run_time = analysis.run_time_s;
+  analysis.usable_time_fraction = run_time > 0.0 ? usable_time / run_time : 0.0;
+  analysis.interference_percent = est::run_interference_percent(total_impact, run_time);
+  analysis.continuous_interference_percent = est::run_interference_percent(continuous_impact, run_time);
+  analysis.interference_class = est::classify_interference(analysis.interference_percent);
+  analysis.probability_high = est::high_interference_probability(analysis.interference_percent);
+}
+
+void localize_stragglers(const RunData& run, RunAnalysis& analysis) {
+  std::map<std::int32_t, const RankInfo*> rank_info;
+  for (const RankInfo& info : run.ranks) rank_info[info.rank] = &info;
+  std::map<std::int32_t, RankImpact> by_rank;
+  std::map<std::int32_t, NodeImpact> by_node;
+  const auto& late_rank = run.segments.late_rank;
+  for (const std::size_t segment : analysis.interfered_segments) {
+    if (segment >= late_rank.size()) continue;
+    const std::int32_t rank = late_rank[segment];
+    const double impact = analysis.segment_impact_s[segment];
+    RankImpact& entry = by_rank[rank];
+    entry.rank = rank;
+    if (const auto it = rank_info.find(rank); it != rank_info.end()) {
+      entry.node_id = it->second->node_id;
+      entry.hostname = it->second->hostname;
+    } else {
+      entry.node_id = -1;
+    }
+    ++entry.segments;
+    entry.impact_s += impact;
+    NodeImpact& node = by_node[entry.node_id];
+    node.node_id = entry.node_id;
+    node.hostname = entry.hostname;
+    ++node.segments;
+    node.impact_s += impact;
+  }
+  for (auto& [rank, entry] : by_rank) analysis.stragglers.push_back(std::move(entry));
+  for (auto& [node_id, entry] : by_node) analysis.nodes.push_back(std::move(entry));
+  // stable_sort on maps already ordered by id: ties stay in id order.
+  std::stable_sort(analysis.stragglers.begin(), analysis.stragglers.end(),
+                   [](const RankImpact& a, const RankImpact& b) { return a.impact_s > b.impact_s; });
+  std::stable_sort(analysis.nodes.begin(), analysis.nodes.end(),
+                   [](const NodeImpact& a, const NodeImpact& b) { return a.impact_s > b.impact_s; });
+}
+
+std::string no_estimate_reason(const RunAnalysis& analysis) {
+  const std::size_t n = analysis.segment_count;
+  const std::string min_group = std::to_string(analysis.parameters.min_group);
+  if (n == 0) return "no segment was recorded";
+  if (n == 1) {
+    return "the run had no global collective (a single segment), so no segments can be compared";
+  }
+  if (n < static_cast<std::size_t>(analysis.parameters.min_group)) {
+    return "too few segments (" + std::to_string(n) + ") to form a group of " + min_group;
+  }
+  if (!(analysis.run_time_s > 0.0)) return "the run time is unknown";
+  if (analysis.usable_groups == 0) {
+    return "no group of at least " + min_group + " segments with similar work and identical "
+           "communication/I-O signature";
+  }
+  return "";
+}
+
+void add_warnings(const RunData& run, RunAnalysis& analysis) {
+  auto warn = [&](std::string code, std::string message) {
+    analysis.warnings.push_back({std::move(code), std::move(message)});
+  };
+  const std::size_t n = analysis.segment_count;
+  if (!analysis.estimate_possible) warn("no_estimate", "No estimate possible: " + analysis.no_estimate_reason + ".");
+  if (analysis.run_time_s > 0.0) {
+    const double rate = static_cast<double>(n) / analysis.run_time_s;
+    if (rate > kMaxBoundaryRateHz) {
+      warn("boundary_rate", "Boundaries every " + format_number(1e3 / rate) + " ms (" + format_number(rate) +
+                                " Hz > 200 Hz): timer and bin resolution limit the accuracy.");
+    }
+  }
+  if (n >= 2 && n < kMinSegmentsForTrust) {
+    warn("few_segments", "Only " + std::to_string(n) + " segments (< 50): medians, MADs and fits are rough.");
+  }
+  if (analysis.estimate_possible && analysis.usable_time_fraction < kMinUsableTimeFraction) {
+    warn("low_coverage", "Only " + format_number(100.0 * analysis.usable_time_fraction) +
+                             " % of the run time lies in usable groups; the rest is not assessed.");
+  }
+  if (run.meta.counter_source == "thread_cputime") {
+    warn("counter_fallback",
+         "No hardware counters: work is measured as thread CPU time. It ignores descheduled time "
+         "(CPU contention shows as longer segments) but memory-bandwidth stalls inflate it, so "
+         "bandwidth interference may be under-counted.");
+  }
+  if (analysis.signature_fallback) {
+    warn("signature_fallback",
+         "Exact communication signatures left most segments in small groups; groups use the median "
+         "features of the detail ranks instead.");
+  }
+  for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
+    if (analysis.groups[g].fits_disagree) {
+      warn("fit_disagreement", "Group " + std::to_string(g) +
+                                   ": PWM and MOM GEV fits disagree; treat its predictions with care.");
+    }
+  }
+}
+
+}  // namespace
+
+namespace detail {
+
+std::mt19937_64 engine_for(std::uint64_t seed, std::uint64_t stream) {
+  return std::mt19937_64(splitmix64(seed ^ splitmix64(stream)));
+}
+
+std::vector<double> quantile_subsample(std::vector<double> values, std::size_t limit) {
+  std::sort(values.begin(), values.end());
+  if (values.size() <= limit || limit < 2) return values;
+  std::vector<double> chosen(limit);
+  const double step = static_cast<double>(values.size() - 1) / static_cast<double>(limit - 1);
+  for (std::size_t i = 0; i < limit; ++i) {
+    chosen[i] = values[static_cast<std::size_t>(std::llround(step * static_cast<double>(i)))];
+  }
+  return chosen;
+}
+
+}  // namespace detail
+
+RunAnalysis analyze_run(const RunData& run, const AnalysisParameters& parameters) {
+  RunAnalysis analysis;
+  analysis.parameters = parameters;
+  analysis.run_time_s = run.meta.run_time_s;
+  analysis.counter_source = run.meta.counter_source;
+  const SegmentTable& table = run.segments;
+  const std::size_t n = table.size();
+  analysis.segment_count = n;
+  analysis.segment_group.assign(n, -1);
+  analysis.segment_class.assign(n, SegmentClass::unused);
+  analysis.segment_impact_s.assign(n, 0.0);
+
+  const bool table_consistent = table.work.size() == n && table.signature.size() == n &&
+                                table.duration_upper_s.size() == n;
+  if (n >= 2 && table_consistent) {
+    analysis.groups = build_groups(run, table.signature, parameters);
+    if (usable_segment_fraction(analysis.groups, n) < kSignatureFallbackBelow) {
+      const std::vector<std::uint64_t> medians = median_feature_signatures(run.detail, n);
+      if (!medians.empty()) {
+        std::vector<GroupResult> fallback = build_groups(run, medians, parameters);
+        if (usable_segment_fraction(fallback, n) > usable_segment_fraction(analysis.groups, n)) {
+          analysis.groups = std::move(fallback);
+          analysis.signature_fallback = true;
+        }
+      }
+    }
+    detect_interference(run, analysis);
+  }
+  analysis.no_estimate_reason = table_consistent ? no_estimate_reason(analysis)
+                                                 : "the segment table's columns have different lengths";
+  analysis.estimate_possible = analysis.no_estimate_reason.empty();
+  if (analysis.estimate_possible) {
+    localize_stragglers(run, analysis);
+    detail::fit_groups_and_predict(run, analysis);
+  }
+  add_warnings(run, analysis);
+  return analysis;
+}
+
+}  // namespace tremor::analysis

@@ -1,0 +1,38 @@
+#include "tremor/analysis/parameters.hpp"
+
+namespace tremor::analysis {
+
+AnalysisParameters parameters_from_config(const Config& config) {
+  AnalysisParameters parameters;
+  parameters.mad_factor = config.mad_factor;
+  parameters.cluster_threshold = config.cluster_threshold;
+  parameters.min_group = config.min_group;
+  parameters.scales = config.scales;
+  parameters.replicas = config.bootstrap_replicas;
+  parameters.seed = config.seed;
+  return parameters;
+}
+
+AnalysisParameters parameters_from_stored_configuration(
+    const std::vector<std::pair<std::string, std::string>>& configuration,
+    const ParameterOverrides& overrides, std::vector<std::string>* messages) {
+  Config config;
+  for (const auto& [name, value] : configuration) {
+    for (const Setting& setting : settings()) {
+      if (setting.name != name) continue;
+      if (auto error = setting.parse(value, config); error && messages) {
+        messages->push_back("stored " + name + "='" + value + "' " + *error + "; using the default");
+      }
+    }
+  }
+  AnalysisParameters parameters = parameters_from_config(config);
+  if (overrides.mad_factor) parameters.mad_factor = *overrides.mad_factor;
+  if (overrides.cluster_threshold) parameters.cluster_threshold = *overrides.cluster_threshold;
+  if (overrides.min_group) parameters.min_group = *overrides.min_group;
+  if (overrides.scales) parameters.scales = *overrides.scales;
+  if (overrides.replicas) parameters.replicas = *overrides.replicas;
+  if (overrides.seed) parameters.seed = *overrides.seed;
+  return parameters;
+}
+
+}  // namespace tremor::analysis

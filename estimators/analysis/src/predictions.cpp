@@ -1,0 +1,208 @@
+// GEV fits per usable group and predictions of the total run time at larger
+// process counts (DESIGN.md "Analysis" step 6).
+//
+// Samples. A segment's duration is already a maximum over the P ranks, so f×
+// processes make each segment the maximum of f such maxima: the expected
+// maximum at m = f of the group's segment maxima. STATISTICS.md §7 says maxima
+// must come from raw values or bin maxima, never from bin representatives
+// (means of merged values, which shrink the tail), so fits and projections
+// use duration_upper_s (max over ranks of the duration bin max). The same
+// column is subtracted from the run time, so the non-parametric prediction at
+// f = 1 reproduces the run time exactly.
+//
+// Combination. prediction(f) = run_time − Σ_usable duration_upper
+//                              + Σ_groups n_g · E_g[max at m = f].
+// The median adds the per-group medians; the interval adds the per-group
+// interval bounds. Adding bounds is conservative (it assumes all groups sit at
+// their bound together), which we prefer to an optimistic interval.
+//
+// Cost. Bootstraps run on at most kMaxBootstrapSample evenly spaced order
+// statistics per group (see quantile_subsample), so 10^6 segments cost about
+// as much as 10^3; the fits themselves use the whole group.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "analysis_internal.hpp"
+#include "tremor/estimators/bootstrap.hpp"
+#include "tremor/estimators/gev_fit.hpp"
+#include "tremor/estimators/order_statistics.hpp"
+
+namespace tremor::analysis::detail {
+namespace {
+
+namespace est = tremor::estimators;
+
+enum Stream : std::uint64_t { kNonparametric = 1, kPwm = 2, kMom = 3, kInterNode = 4, kIntraNode = 5 };
+
+GevSummary summarize_fit(const est::GevFit& fit) {
+  GevSummary summary;
+  summary.usable = fit.usable();
+  summary.loc = fit.params.loc;
+  summary.scale = fit.params.scale;
+  summary.k = fit.params.k;
+  summary.flags = est::describe_fit_flags(fit.flags);
+  if (summary.usable) summary.type = std::string(est::to_string(est::classify_gev_type(fit.params.k)));
+  return summary;
+}
+
+// Running totals of one method over the groups, per factor.
+struct MethodTotals {
+  std::vector<double> median, low, high;
+  std::vector<std::size_t> failed;
+  bool available = true;
+  explicit MethodTotals(std::size_t factors) : median(factors), low(factors), high(factors), failed(factors) {}
+
+  void add(const std::vector<est::ScalePrediction>& group, double count, double extra_per_segment) {
+    if (group.size() != median.size()) {
+      available = false;
+      return;
+    }
+    for (std::size_t f = 0; f < group.size(); ++f) {
+      if (group[f].replicas_used == 0) available = false;
+      median[f] += count * (group[f].replicas.median + extra_per_segment);
+      low[f] += count * (group[f].replicas.ci_low + extra_per_segment);
+      high[f] += count * (group[f].replicas.ci_high + extra_per_segment);
+      failed[f] += group[f].replicas_failed;
+    }
+  }
+};
+
+// Per detail rank, per usable group: the time until the rank arrived at the
+// closing collective (duration − wait, from global bin representatives).
+std::vector<std::vector<est::RankSamples>> per_rank_arrivals(const RunData& run, const RunAnalysis& analysis) {
+  const DetailRanks& detail = run.detail;
+  const std::size_t segments = detail.segments;
+  const auto& durations = detail.global_index[index(Quantized::duration)];
+  const auto& waits = detail.global_index[index(Quantized::wait_time)];
+  const BinTable& duration_bins = run.global_bins[index(Quantized::duration)];
+  const BinTable& wait_bins = run.global_bins[index(Quantized::wait_time)];
+  const std::size_t rank_count = detail.ranks.size();
+  std::vector<std::vector<est::RankSamples>> result;
+  if (segments != analysis.segment_count || durations.size() != rank_count * segments ||
+      waits.size() != rank_count * segments) {
+    return result;
+  }
+  std::map<std::int32_t, const RankInfo*> rank_info;
+  for (const RankInfo& info : run.ranks) rank_info[info.rank] = &info;
+  const std::size_t per_rank_limit = std::max<std::size_t>(8, kMaxBootstrapSample / std::max<std::size_t>(1, rank_count));
+  for (const GroupResult& group : analysis.groups) {
+    if (!group.usable) continue;
+    std::vector<est::RankSamples> ranks;
+    for (std::size_t r = 0; r < rank_count; ++r) {
+      est::RankSamples samples;
+      if (const auto it = rank_info.find(detail.ranks[r]); it != rank_info.end()) {
+        samples.node_id = it->second->node_id;
+        samples.local_rank = it->second->local_rank;
+      }
+      std::vector<double> values;
+      for (const std::size_t segment : group.members) {
+        const std::size_t cell = r * segments + segment;
+        if (durations[cell] >= duration_bins.size() || waits[cell] >= wait_bins.size()) continue;
+        values.push_back(duration_bins[durations[cell]].rep() - wait_bins[waits[cell]].rep());
+      }
+      samples.values = quantile_subsample(std::move(values), per_rank_limit);
+      ranks.push_back(std::move(samples));
+    }
+    result.push_back(std::move(ranks));
+  }
+  return result;
+}
+
+void add_total(RunAnalysis& analysis, const std::string& method, const MethodTotals& totals, double base,
+               double world_size) {
+  if (!totals.available) {
+    analysis.warnings.push_back({"prediction_unavailable",
+                                 "No usable " + method + " prediction: a group had no valid replica."});
+    return;
+  }
+  const auto& scales = analysis.parameters.scales;
+  for (std::size_t f = 0; f < scales.size(); ++f) {
+    analysis.predictions.push_back({method, scales[f], scales[f] * world_size, base + totals.median[f],
+                                    base + totals.low[f], base + totals.high[f], totals.failed[f]});
+  }
+}
+
+}  // namespace
+
+void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
+  const AnalysisParameters& parameters = analysis.parameters;
+  const std::vector<double>& factors = parameters.scales;
+  const est::BootstrapOptions options{static_cast<std::size_t>(std::max(1, parameters.replicas)), parameters.ci};
+  const double world_size = static_cast<double>(std::max(1, run.meta.world_size));
+  MethodTotals nonparametric(factors.size()), pwm(factors.size()), mom(factors.size());
+  double base = analysis.run_time_s;
+  std::vector<double> group_late_wait;  // per usable group, median wait of the late rank
+  for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
+    GroupResult& group = analysis.groups[g];
+    if (!group.usable) continue;
+    std::vector<double> maxima;
+    std::vector<double> late_waits;
+    for (const std::size_t segment : group.members) {
+      maxima.push_back(run.segments.duration_upper_s[segment]);
+      base -= run.segments.duration_upper_s[segment];
+      if (segment < run.segments.late_wait_s.size()) late_waits.push_back(run.segments.late_wait_s[segment]);
+    }
+    group_late_wait.push_back(late_waits.empty() ? 0.0 : est::median(late_waits));
+    const est::FallbackFit fits = est::fit_with_fallback(maxima);
+    group.pwm = summarize_fit(fits.pwm);
+    group.mom = summarize_fit(fits.mom);
+    group.chosen_fit = std::string(est::to_string(fits.chosen.method));
+    group.fits_disagree = fits.disagreement;
+    if (factors.empty()) continue;
+    const std::vector<double> sample = quantile_subsample(std::move(maxima), kMaxBootstrapSample);
+    const double count = static_cast<double>(group.members.size());
+    auto engine = engine_for(parameters.seed, g * 8 + kNonparametric);
+    nonparametric.add(est::nonparametric_projection(sample, factors, options, engine), count, 0.0);
+    engine = engine_for(parameters.seed, g * 8 + kPwm);
+    pwm.add(est::parametric_projection(sample, factors, est::FitMethod::pwm, options, engine), count, 0.0);
+    engine = engine_for(parameters.seed, g * 8 + kMom);
+    mom.add(est::parametric_projection(sample, factors, est::FitMethod::mom, options, engine), count, 0.0);
+  }
+  if (factors.empty()) return;
+  add_total(analysis, "nonparametric", nonparametric, base, world_size);
+  add_total(analysis, "pwm", pwm, base, world_size);
+  add_total(analysis, "mom", mom, base, world_size);
+
+  // Per-rank variants: each sample is one rank's arrival, so f× processes
+  // is the maximum of f·P arrivals; the late rank's wait (the collective's own
+  // latency) is added back per segment.
+  std::set<std::int32_t> nodes;
+  bool shared_node = false;
+  for (const RankInfo& info : run.ranks) {
+    nodes.insert(info.node_id);
+    shared_node = shared_node || info.local_rank > 0;
+  }
+  if (nodes.size() < 2 && !shared_node) return;
+  const std::vector<std::vector<est::RankSamples>> arrivals = per_rank_arrivals(run, analysis);
+  if (arrivals.size() != group_late_wait.size() || arrivals.empty()) return;
+  std::vector<double> rank_factors;
+  for (const double factor : factors) rank_factors.push_back(factor * world_size);
+  auto per_rank_variant = [&](const std::string& method, bool inter_node, std::size_t partitions) {
+    MethodTotals totals(factors.size());
+    const std::size_t replicas_per_partition = std::max<std::size_t>(1, options.replicas / std::max<std::size_t>(1, partitions));
+    std::size_t usable_index = 0;
+    for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
+      if (!analysis.groups[g].usable) continue;
+      auto engine = engine_for(parameters.seed, g * 8 + (inter_node ? kInterNode : kIntraNode));
+      const auto& ranks = arrivals[usable_index];
+      const auto projection =
+          inter_node ? est::inter_node_projection(ranks, rank_factors, est::FitMethod::pwm, replicas_per_partition,
+                                                  parameters.ci, engine)
+                     : est::intra_node_projection(ranks, rank_factors, est::FitMethod::pwm, replicas_per_partition,
+                                                  parameters.ci, engine);
+      totals.add(projection, static_cast<double>(analysis.groups[g].members.size()), group_late_wait[usable_index]);
+      ++usable_index;
+    }
+    add_total(analysis, method, totals, base, world_size);
+  };
+  if (nodes.size() > 1) per_rank_variant("pwm-internode", true, nodes.size());
+  if (shared_node) {
+    std::set<std::int32_t> local_ranks;
+    for (const RankInfo& info : run.ranks) local_ranks.insert(info.local_rank);
+    per_rank_variant("pwm-intranode", false, local_ranks.size());
+  }
+}
+
+}  // namespace tremor::analysis::detail

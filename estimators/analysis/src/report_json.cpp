@@ -1,0 +1,132 @@
+// JSON form of the report; field meanings in docs/report.md.
+#include <cmath>
+#include <cstdio>
+
+#include "tremor/analysis/report.hpp"
+
+namespace tremor::analysis {
+namespace {
+
+using nlohmann::json;
+
+// JSON has no NaN or infinity: such a value is written as null.
+json number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+
+std::string hex(std::uint64_t value) {
+  char text[19];
+  std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+json fit_json(const GevSummary& fit) {
+  if (!fit.usable) return {{"usable", false}, {"flags", fit.flags}};
+  return {{"usable", true}, {"loc", number(fit.loc)}, {"scale", number(fit.scale)},
+          {"k", number(fit.k)}, {"type", fit.type}, {"flags", fit.flags}};
+}
+
+json groups_json(const RunAnalysis& analysis) {
+  json groups = json::array();
+  for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
+    const GroupResult& group = analysis.groups[g];
+    if (!group.usable) continue;
+    groups.push_back({{"index", g},
+                      {"cluster", group.cluster},
+                      {"signature", hex(group.signature)},
+                      {"segments", group.members.size()},
+                      {"work_min", number(group.work_min)},
+                      {"work_max", number(group.work_max)},
+                      {"time_s", number(group.time_s)},
+                      {"median_s", number(group.median_s)},
+                      {"mad_s", number(group.mad_s)},
+                      {"threshold_s", number(group.threshold_s)},
+                      {"interfered", group.interfered},
+                      {"impact_s", number(group.impact_s)},
+                      {"continuous_impact_s", number(group.continuous_impact_s)},
+                      {"gev", {{"pwm", fit_json(group.pwm)},
+                               {"mom", fit_json(group.mom)},
+                               {"chosen", group.chosen_fit},
+                               {"disagree", group.fits_disagree}}}});
+  }
+  return groups;
+}
+
+json stragglers_json(const RunAnalysis& analysis) {
+  json ranks = json::array();
+  for (const RankImpact& rank : analysis.stragglers) {
+    ranks.push_back({{"rank", rank.rank}, {"node_id", rank.node_id}, {"hostname", rank.hostname},
+                     {"segments", rank.segments}, {"impact_s", number(rank.impact_s)}});
+  }
+  json nodes = json::array();
+  for (const NodeImpact& node : analysis.nodes) {
+    nodes.push_back({{"node_id", node.node_id}, {"hostname", node.hostname}, {"segments", node.segments},
+                     {"impact_s", number(node.impact_s)}});
+  }
+  return {{"ranks", ranks}, {"nodes", nodes}};
+}
+
+json predictions_json(const RunAnalysis& analysis) {
+  json predictions = json::array();
+  for (const Prediction& prediction : analysis.predictions) {
+    predictions.push_back({{"method", prediction.method},
+                           {"factor", number(prediction.factor)},
+                           {"processes", number(prediction.processes)},
+                           {"median_s", number(prediction.median_s)},
+                           {"ci_low_s", number(prediction.ci_low_s)},
+                           {"ci_high_s", number(prediction.ci_high_s)},
+                           {"replicas_failed", prediction.replicas_failed}});
+  }
+  return predictions;
+}
+
+}  // namespace
+
+json report_json(const RunData& run, const RunAnalysis& analysis, const std::string& output_file) {
+  const bool ok = analysis.estimate_possible;
+  std::size_t usable_segments = 0;
+  for (const GroupResult& group : analysis.groups) {
+    if (group.usable) usable_segments += group.members.size();
+  }
+  json warnings = json::array();
+  for (const Warning& warning : analysis.warnings) {
+    warnings.push_back({{"code", warning.code}, {"message", warning.message}});
+  }
+  const AnalysisParameters& p = analysis.parameters;
+  return {
+      {"schema_version", kReportSchemaVersion},
+      {"tremor_version", run.meta.tremor_version},
+      {"output_file", output_file},
+      {"estimate_possible", ok},
+      {"no_estimate_reason", ok ? json(nullptr) : json(analysis.no_estimate_reason)},
+      {"interference_percent", ok ? number(analysis.interference_percent) : json(nullptr)},
+      {"continuous_interference_percent", ok ? number(analysis.continuous_interference_percent) : json(nullptr)},
+      {"class", ok ? json(estimators::to_string(analysis.interference_class)) : json(nullptr)},
+      {"probability_high", ok ? number(analysis.probability_high) : json(nullptr)},
+      {"run_time_s", number(analysis.run_time_s)},
+      {"world_size", run.meta.world_size},
+      {"node_count", run.meta.node_count},
+      {"segments", analysis.segment_count},
+      {"usable_segments", usable_segments},
+      {"usable_time_percent", number(100.0 * analysis.usable_time_fraction)},
+      {"boundary_rate_hz", analysis.run_time_s > 0.0
+                               ? number(static_cast<double>(analysis.segment_count) / analysis.run_time_s)
+                               : json(nullptr)},
+      {"signature_fallback", analysis.signature_fallback},
+      {"groups", groups_json(analysis)},
+      {"unused_groups", analysis.groups.size() - analysis.usable_groups},
+      {"interfered_segments", analysis.interfered_segments},
+      {"stragglers", stragglers_json(analysis)},
+      {"predictions", predictions_json(analysis)},
+      {"warnings", warnings},
+      {"counter_source", run.meta.counter_source},
+      {"counter_unit", run.meta.counter_unit},
+      {"parameters", {{"mad_factor", p.mad_factor},
+                      {"cluster_threshold", p.cluster_threshold},
+                      {"min_group", p.min_group},
+                      {"scales", p.scales},
+                      {"replicas", p.replicas},
+                      {"seed", p.seed},
+                      {"ci", p.ci}}},
+  };
+}
+
+}  // namespace tremor::analysis

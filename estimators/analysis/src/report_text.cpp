@@ -1,0 +1,156 @@
+// Text form of the report: header with the traffic light and the key
+// sentence, then groups, stragglers, predictions and warnings; <= 80 columns.
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <sstream>
+
+#include "tremor/analysis/report.hpp"
+
+namespace tremor::analysis {
+namespace {
+
+constexpr std::size_t kWidth = 80;
+constexpr std::size_t kMaxListed = 10;  // stragglers / nodes / groups shown
+
+std::string format(const char* pattern, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* pattern, ...) {
+  char buffer[512];
+  va_list arguments;
+  va_start(arguments, pattern);
+  std::vsnprintf(buffer, sizeof buffer, pattern, arguments);
+  va_end(arguments);
+  return buffer;
+}
+
+// Greedy word wrap to kWidth columns; continuation lines get `indent`.
+void wrap(std::ostringstream& out, const std::string& text, const std::string& indent = "  ") {
+  std::istringstream words(text);
+  std::string word;
+  std::string line;
+  while (words >> word) {
+    while (word.size() > kWidth - indent.size()) {  // a very long path: hard break
+      if (!line.empty()) { out << line << '\n'; line = indent; }
+      const std::size_t room = kWidth - line.size();
+      out << line << word.substr(0, room) << '\n';
+      word.erase(0, room);
+      line = indent;
+    }
+    if (!line.empty() && line != indent && line.size() + 1 + word.size() > kWidth) {
+      out << line << '\n';
+      line = indent;
+    }
+    line += (line.empty() || line == indent) ? word : " " + word;
+  }
+  if (!line.empty() && line != indent) out << line << '\n';
+}
+
+const char* light(estimators::InterferenceClass interference_class) {
+  switch (interference_class) {
+    case estimators::InterferenceClass::low: return "GREEN";
+    case estimators::InterferenceClass::medium: return "YELLOW";
+    case estimators::InterferenceClass::high: return "RED";
+  }
+  return "GREEN";
+}
+
+std::string upper(std::string_view text) {
+  std::string out(text);
+  for (char& ch : out) ch = static_cast<char>(ch >= 'a' && ch <= 'z' ? ch - 'a' + 'A' : ch);
+  return out;
+}
+
+void header(std::ostringstream& out, const RunData& run, const RunAnalysis& analysis, const std::string& file) {
+  out << "=== Tremor: interference report " << std::string(kWidth - 32, '=') << '\n';
+  if (analysis.estimate_possible) {
+    const std::string level = upper(estimators::to_string(analysis.interference_class));
+    out << "[" << light(analysis.interference_class) << "] " << level << '\n';
+    wrap(out, format("%.1f %% of this run was lost to interference \u2014 %s, p(high) = %.2f",
+                     analysis.interference_percent, level.c_str(), analysis.probability_high));
+    wrap(out, format("Continuous interference (upper bound, reported apart): %.1f %%",
+                     analysis.continuous_interference_percent));
+  } else {
+    out << "[GREY] NO ESTIMATE\n";
+    wrap(out, "No interference estimate possible: " + analysis.no_estimate_reason + ".");
+  }
+  const double rate = analysis.run_time_s > 0.0 ? static_cast<double>(analysis.segment_count) / analysis.run_time_s : 0.0;
+  wrap(out, format("Run: %.3f s, %d processes on %d node(s), %zu segments (%.1f Hz), counter: %s",
+                   analysis.run_time_s, run.meta.world_size, run.meta.node_count, analysis.segment_count, rate,
+                   run.meta.counter_source.empty() ? "unknown" : run.meta.counter_source.c_str()));
+  if (!file.empty()) wrap(out, "Data: " + file);
+}
+
+void groups(std::ostringstream& out, const RunAnalysis& analysis) {
+  out << '\n';
+  wrap(out, format("Groups: %zu usable of %zu (%.1f %% of run time)%s", analysis.usable_groups,
+                   analysis.groups.size(), 100.0 * analysis.usable_time_fraction,
+                   analysis.signature_fallback ? ", median-feature signatures" : ""));
+  if (analysis.usable_groups == 0) return;
+  out << "     # segments  median ms     MAD ms  interfered   impact s  GEV k pwm/mom\n";
+  std::size_t listed = 0;
+  for (std::size_t g = 0; g < analysis.groups.size() && listed < kMaxListed; ++g) {
+    const GroupResult& group = analysis.groups[g];
+    if (!group.usable) continue;
+    ++listed;
+    const std::string pwm = group.pwm.usable ? format("%+.2f", group.pwm.k) : "-";
+    const std::string mom = group.mom.usable ? format("%+.2f", group.mom.k) : "-";
+    out << format("%6zu %8zu %10.3f %10.3f %11zu %10.4f  %s/%s%s\n", g, group.members.size(), 1e3 * group.median_s,
+                  1e3 * group.mad_s, group.interfered, group.impact_s, pwm.c_str(), mom.c_str(),
+                  group.fits_disagree ? " !" : "");
+  }
+  if (analysis.usable_groups > listed) out << format("  ... %zu more\n", analysis.usable_groups - listed);
+}
+
+void stragglers(std::ostringstream& out, const RunAnalysis& analysis) {
+  out << '\n';
+  if (analysis.stragglers.empty()) {
+    out << "Stragglers: none (no interfered segment)\n";
+    return;
+  }
+  out << format("Stragglers (last to arrive at %zu interfered boundaries):\n", analysis.interfered_segments.size());
+  for (std::size_t i = 0; i < analysis.stragglers.size() && i < kMaxListed; ++i) {
+    const RankImpact& rank = analysis.stragglers[i];
+    out << format("  rank %-6d node %-4d %-24.24s %6zu segs %10.4f s\n", rank.rank, rank.node_id,
+                  rank.hostname.c_str(), rank.segments, rank.impact_s);
+  }
+  out << "Worst nodes:\n";
+  for (std::size_t i = 0; i < analysis.nodes.size() && i < kMaxListed; ++i) {
+    const NodeImpact& node = analysis.nodes[i];
+    out << format("  node %-4d %-34.34s %6zu segs %10.4f s\n", node.node_id, node.hostname.c_str(),
+                  node.segments, node.impact_s);
+  }
+}
+
+void predictions(std::ostringstream& out, const RunAnalysis& analysis) {
+  if (analysis.predictions.empty()) return;
+  out << '\n';
+  wrap(out, format("Predicted run time at more processes (median and %.0f %% CI, s):",
+                   100.0 * analysis.parameters.ci));
+  out << "  method          factor  processes     median        CI low       CI high\n";
+  for (const Prediction& prediction : analysis.predictions) {
+    out << format("  %-15s %6g %10g %10.3f  %12.3f  %12.3f\n", prediction.method.c_str(), prediction.factor,
+                  prediction.processes, prediction.median_s, prediction.ci_low_s, prediction.ci_high_s);
+  }
+}
+
+void warnings(std::ostringstream& out, const RunAnalysis& analysis) {
+  if (analysis.warnings.empty()) return;
+  out << "\nWarnings:\n";
+  for (const Warning& warning : analysis.warnings) wrap(out, "- " + warning.message, "    ");
+}
+
+}  // namespace
+
+std::string render_text_report(const RunData& run, const RunAnalysis& analysis, const std::string& output_file) {
+  std::ostringstream out;
+  header(out, run, analysis, output_file);
+  groups(out, analysis);
+  if (analysis.estimate_possible) {
+    stragglers(out, analysis);
+    predictions(out, analysis);
+  }
+  warnings(out, analysis);
+  return out.str();
+}
+
+}  // namespace tremor::analysis

@@ -1,0 +1,96 @@
+// `tremor analyze FILE.h5 [--mad-factor X --cluster-threshold X --min-group N
+//   --scales 2,4,8 --replicas N --seed S] [--json] [--fail-on medium|high]`
+// Reads a run file, analyses it with the stored effective configuration
+// (command-line values override it) and prints the same report as the
+// profiler prints at MPI_Finalize. Exit codes: 0 report printed; 2 unreadable
+// or invalid run file; 3 the run's class reached --fail-on.
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "tremor/analysis/report.hpp"
+#include "tremor/run_file.hpp"
+
+namespace tremor::cli {
+namespace {
+
+constexpr int kExitBadFile = 2;
+constexpr int kExitClassReached = 3;
+
+struct AnalyzeCommandOptions {
+  std::string path;
+  analysis::ParameterOverrides overrides;
+  bool json = false;
+  std::string fail_on;
+};
+
+int severity(estimators::InterferenceClass interference_class) {
+  switch (interference_class) {
+    case estimators::InterferenceClass::low: return 0;
+    case estimators::InterferenceClass::medium: return 1;
+    case estimators::InterferenceClass::high: return 2;
+  }
+  return 0;
+}
+
+void run_analyze(const AnalyzeCommandOptions& options) {
+  std::string error;
+  const std::optional<RunData> run = read_run(options.path, error);
+  if (!run) throw CommandFailure(options.path + ": not a readable Tremor run file: " + error, kExitBadFile);
+  std::vector<std::string> messages;
+  const analysis::AnalysisParameters parameters =
+      analysis::parameters_from_stored_configuration(run->meta.configuration, options.overrides, &messages);
+  for (const std::string& message : messages) std::cerr << "tremor: note: " << message << '\n';
+  const analysis::RunAnalysis result = analysis::analyze_run(*run, parameters);
+  if (options.json) {
+    std::cout << analysis::report_json(*run, result, options.path).dump(2) << '\n';
+  } else {
+    std::cout << analysis::render_text_report(*run, result, options.path);
+  }
+  std::cout.flush();
+  if (!options.fail_on.empty() && result.estimate_possible) {
+    const int limit = options.fail_on == "high" ? 2 : 1;
+    if (severity(result.interference_class) >= limit) {
+      throw CommandFailure("interference class " + std::string(estimators::to_string(result.interference_class)) +
+                               " reached --fail-on " + options.fail_on,
+                           kExitClassReached);
+    }
+  }
+}
+
+template <typename T>
+void add_override(CLI::App* command, const std::string& name, std::optional<T>& target, const std::string& help) {
+  command->add_option_function<T>(name, [&target](const T& value) { target = value; }, help);
+}
+
+}  // namespace
+
+void register_analyze(CLI::App& app) {
+  auto options = std::make_shared<AnalyzeCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "analyze", "Analyse a Tremor run file (.h5) and print the interference report");
+  command->add_option("file", options->path, "Run file written by the profiler")->required();
+  analysis::ParameterOverrides& o = options->overrides;
+  command->add_option_function<double>("--mad-factor", [&o](const double& v) { o.mad_factor = v; },
+                                       "Interfered above median + X * MAD (default: stored TREMOR_MAD_FACTOR)")
+      ->check(CLI::Range(1e-9, 100.0));
+  command->add_option_function<double>("--cluster-threshold", [&o](const double& v) { o.cluster_threshold = v; },
+                                       "Relative work distance joining a cluster")
+      ->check(CLI::Range(1e-9, 10.0));
+  command->add_option_function<int>("--min-group", [&o](const int& v) { o.min_group = v; },
+                                    "Smallest usable group")
+      ->check(CLI::Range(3, 1000000));
+  command->add_option_function<std::vector<double>>("--scales", [&o](const std::vector<double>& v) { o.scales = v; },
+                                                    "Process-count factors, e.g. 2,4,8")
+      ->delimiter(',')
+      ->check(CLI::Range(1.0 + 1e-12, 1e9));
+  command->add_option_function<int>("--replicas", [&o](const int& v) { o.replicas = v; }, "Bootstrap replicas")
+      ->check(CLI::Range(1, 1000000));
+  add_override<std::uint64_t>(command, "--seed", o.seed, "Seed of every random draw");
+  command->add_flag("--json", options->json, "Print the JSON report instead of text");
+  command->add_option("--fail-on", options->fail_on, "Exit with status 3 when the class is at least this")
+      ->check(CLI::IsMember({"medium", "high"}));
+  command->callback([options] { run_analyze(*options); });
+}
+
+}  // namespace tremor::cli

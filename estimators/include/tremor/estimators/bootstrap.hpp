@@ -1,0 +1,93 @@
+// Maxima bootstraps (STATISTICS.md §3) and parametric GEV bootstraps that
+// project maxima to larger process counts with EMMA.
+//
+// Randomness: callers pass a std::mt19937_64 (e.g. seeded with seed ^ rank);
+// indices are drawn with uniform_int_distribution<std::size_t>(0, K − 1), so a
+// seed reproduces the same result everywhere.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "tremor/estimators/gev_fit.hpp"
+#include "tremor/estimators/order_statistics.hpp"
+
+namespace tremor::estimators {
+
+inline constexpr std::size_t kDefaultReplicas = 1000;
+inline constexpr double kDefaultConfidence = 0.95;
+
+/// CI of the sample maximum by resampling K maxima with replacement.
+/// It can never exceed the observed maximum (the bootstrap of a maximum is
+/// inconsistent): do not present it as a CI of a population maximum.
+struct MaximaBootstrap {
+  PercentileSummary summary;
+  bool degenerate = false;   ///< K < 2: CI = [y1, y1]
+  std::size_t dropped_non_finite = 0;
+};
+MaximaBootstrap bootstrap_sample_maximum(std::span<const double> maxima, std::size_t replicas,
+                                         double ci, std::mt19937_64& engine);
+/// Same, replaying a stored row-major index matrix (replicas × K) for conformance tests.
+/// An index >= K makes the result degenerate rather than reading out of bounds.
+MaximaBootstrap bootstrap_sample_maximum_replay(std::span<const double> maxima,
+                                                std::span<const std::size_t> index_matrix,
+                                                double ci);
+
+/// E[max of m draws with replacement from the sample]:
+/// Σ_j y(j)·[(j/K)^m − ((j−1)/K)^m] over the ascending sample. Requires a sorted span.
+double empirical_expected_maximum(std::span<const double> sorted_sample, double m);
+
+struct ScalePrediction {
+  double factor = 1.0;          ///< scale factor m (process count multiplier)
+  double point = 0.0;           ///< estimate on the original sample
+  PercentileSummary replicas;   ///< median and CI over bootstrap replicas
+  std::size_t replicas_used = 0;
+  std::size_t replicas_failed = 0;  ///< unusable refits or invalid projections
+};
+
+struct BootstrapOptions {
+  std::size_t replicas = kDefaultReplicas;
+  double ci = kDefaultConfidence;
+};
+
+/// Non-parametric projection: resample the sample, evaluate empirical_expected_maximum at m.
+/// Bounded by the sample maximum. Empty result when no finite value is given.
+std::vector<ScalePrediction> nonparametric_projection(std::span<const double> sample,
+                                                      std::span<const double> factors,
+                                                      const BootstrapOptions& options,
+                                                      std::mt19937_64& engine);
+
+/// Parametric bootstrap: resample with replacement, refit (PWM or MOM), project with EMMA to m.
+/// Replicas whose refit is unusable or whose projection is invalid are counted and skipped.
+/// `point` is EMMA of the fit on the full sample (NaN if that fit is unusable).
+std::vector<ScalePrediction> parametric_projection(std::span<const double> sample,
+                                                   std::span<const double> factors,
+                                                   FitMethod method,
+                                                   const BootstrapOptions& options,
+                                                   std::mt19937_64& engine);
+
+/// Per-rank maxima with the rank's placement.
+struct RankSamples {
+  std::vector<double> values;
+  std::int32_t node_id = 0;
+  std::int32_t local_rank = 0;
+};
+
+/// Inter-node variant: for each node, the samples of its ranks are pooled and
+/// bootstrapped with `replicas_per_partition` replicas; all replicas are pooled.
+std::vector<ScalePrediction> inter_node_projection(std::span<const RankSamples> ranks,
+                                                   std::span<const double> factors,
+                                                   FitMethod method,
+                                                   std::size_t replicas_per_partition,
+                                                   double ci, std::mt19937_64& engine);
+/// Intra-node variant: partitions by local rank across nodes instead of by node.
+std::vector<ScalePrediction> intra_node_projection(std::span<const RankSamples> ranks,
+                                                   std::span<const double> factors,
+                                                   FitMethod method,
+                                                   std::size_t replicas_per_partition,
+                                                   double ci, std::mt19937_64& engine);
+
+}  // namespace tremor::estimators

@@ -1,0 +1,227 @@
+#include "tremor/estimators/bootstrap.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace tremor::estimators {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::vector<double> finite_values(std::span<const double> sample) {
+  std::vector<double> finite;
+  finite.reserve(sample.size());
+  for (const double value : sample) {
+    if (std::isfinite(value)) finite.push_back(value);
+  }
+  return finite;
+}
+
+void resample(const std::vector<double>& source, std::vector<double>& target,
+              std::mt19937_64& engine) {
+  std::uniform_int_distribution<std::size_t> pick(0, source.size() - 1);
+  target.resize(source.size());
+  for (double& value : target) value = source[pick(engine)];
+}
+
+GevFit fit_by(FitMethod method, std::span<const double> sample) {
+  return method == FitMethod::mom ? fit_mom(sample) : fit_pwm(sample);
+}
+
+// Per-factor replica values of the parametric bootstrap, appended to `pooled`.
+void append_parametric_replicas(const std::vector<double>& sample,
+                                std::span<const double> factors, FitMethod method,
+                                std::size_t replicas, std::mt19937_64& engine,
+                                std::vector<std::vector<double>>& pooled,
+                                std::vector<std::size_t>& failed) {
+  if (sample.empty()) {
+    for (std::size_t& count : failed) count += replicas;
+    return;
+  }
+  std::vector<double> drawn;
+  for (std::size_t replica = 0; replica < replicas; ++replica) {
+    resample(sample, drawn, engine);
+    const GevFit fit = fit_by(method, drawn);
+    for (std::size_t f = 0; f < factors.size(); ++f) {
+      const Projection projection = project_maximum(fit, factors[f]);
+      if (projection.valid) {
+        pooled[f].push_back(projection.value);
+      } else {
+        ++failed[f];
+      }
+    }
+  }
+}
+
+std::vector<ScalePrediction> summarize(std::span<const double> factors,
+                                       const std::vector<double>& points,
+                                       std::vector<std::vector<double>>& pooled,
+                                       const std::vector<std::size_t>& failed, double ci) {
+  std::vector<ScalePrediction> predictions(factors.size());
+  for (std::size_t f = 0; f < factors.size(); ++f) {
+    predictions[f].factor = factors[f];
+    predictions[f].point = points[f];
+    predictions[f].replicas_used = pooled[f].size();
+    predictions[f].replicas_failed = failed[f];
+    predictions[f].replicas = summarize_replicas(pooled[f], ci);
+  }
+  return predictions;
+}
+
+std::vector<double> parametric_points(std::span<const double> sample,
+                                      std::span<const double> factors, FitMethod method) {
+  const GevFit fit = fit_by(method, sample);
+  std::vector<double> points;
+  for (const double factor : factors) {
+    const Projection projection = project_maximum(fit, factor);
+    points.push_back(projection.valid ? projection.value : kNaN);
+  }
+  return points;
+}
+
+template <typename PartitionKey>
+std::vector<ScalePrediction> partitioned_projection(std::span<const RankSamples> ranks,
+                                                    std::span<const double> factors,
+                                                    FitMethod method, std::size_t replicas,
+                                                    double ci, std::mt19937_64& engine,
+                                                    PartitionKey key_of) {
+  // std::map keeps partitions in key order, so a seed gives the same draws
+  // whatever the order of the ranks.
+  std::map<std::int32_t, std::vector<double>> partitions;
+  std::vector<double> all_values;
+  for (const RankSamples& rank : ranks) {
+    std::vector<double>& partition = partitions[key_of(rank)];
+    for (const double value : rank.values) {
+      if (!std::isfinite(value)) continue;
+      partition.push_back(value);
+      all_values.push_back(value);
+    }
+  }
+  std::vector<std::vector<double>> pooled(factors.size());
+  std::vector<std::size_t> failed(factors.size(), 0);
+  for (const auto& [key, partition] : partitions) {
+    append_parametric_replicas(partition, factors, method, replicas, engine, pooled, failed);
+  }
+  return summarize(factors, parametric_points(all_values, factors, method), pooled, failed, ci);
+}
+
+}  // namespace
+
+MaximaBootstrap bootstrap_sample_maximum(std::span<const double> maxima, std::size_t replicas,
+                                         double ci, std::mt19937_64& engine) {
+  const std::vector<double> finite = finite_values(maxima);
+  MaximaBootstrap result;
+  result.dropped_non_finite = maxima.size() - finite.size();
+  if (finite.size() < 2 || replicas == 0) {
+    const double only = finite.empty() ? kNaN : finite.front();
+    result.degenerate = true;
+    result.summary = {only, only, only};
+    return result;
+  }
+  std::uniform_int_distribution<std::size_t> pick(0, finite.size() - 1);
+  std::vector<double> maxima_of_replicas(replicas);
+  for (double& replica_max : maxima_of_replicas) {
+    double largest = -std::numeric_limits<double>::infinity();
+    for (std::size_t draw = 0; draw < finite.size(); ++draw) {
+      largest = std::max(largest, finite[pick(engine)]);
+    }
+    replica_max = largest;
+  }
+  result.summary = summarize_replicas(maxima_of_replicas, ci);
+  return result;
+}
+
+MaximaBootstrap bootstrap_sample_maximum_replay(std::span<const double> maxima,
+                                                std::span<const std::size_t> index_matrix,
+                                                double ci) {
+  MaximaBootstrap result;
+  const std::size_t k = maxima.size();
+  const bool indices_in_range = std::all_of(index_matrix.begin(), index_matrix.end(),
+                                            [k](std::size_t index) { return index < k; });
+  if (k < 2 || index_matrix.size() < k || !indices_in_range) {
+    const double only = maxima.empty() ? kNaN : maxima.front();
+    result.degenerate = true;
+    result.summary = {only, only, only};
+    return result;
+  }
+  std::vector<double> maxima_of_replicas;
+  for (std::size_t row = 0; row + k <= index_matrix.size(); row += k) {
+    double largest = -std::numeric_limits<double>::infinity();
+    for (std::size_t draw = 0; draw < k; ++draw) {
+      largest = std::max(largest, maxima[index_matrix[row + draw]]);
+    }
+    maxima_of_replicas.push_back(largest);
+  }
+  result.summary = summarize_replicas(maxima_of_replicas, ci);
+  return result;
+}
+
+double empirical_expected_maximum(std::span<const double> sorted_sample, double m) {
+  const std::size_t count = sorted_sample.size();
+  if (count == 0) return kNaN;
+  const double k = static_cast<double>(count);
+  double expected = 0.0;
+  double previous_cdf_power = 0.0;   // ((j−1)/K)^m
+  for (std::size_t j = 1; j <= count; ++j) {
+    const double cdf_power = std::pow(static_cast<double>(j) / k, m);
+    expected += sorted_sample[j - 1] * (cdf_power - previous_cdf_power);
+    previous_cdf_power = cdf_power;
+  }
+  return expected;
+}
+
+std::vector<ScalePrediction> nonparametric_projection(std::span<const double> sample,
+                                                      std::span<const double> factors,
+                                                      const BootstrapOptions& options,
+                                                      std::mt19937_64& engine) {
+  std::vector<double> sorted = finite_values(sample);
+  if (sorted.empty()) return {};
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<double> points;
+  for (const double factor : factors) points.push_back(empirical_expected_maximum(sorted, factor));
+  std::vector<std::vector<double>> pooled(factors.size());
+  std::vector<double> drawn;
+  for (std::size_t replica = 0; replica < options.replicas; ++replica) {
+    resample(sorted, drawn, engine);
+    std::sort(drawn.begin(), drawn.end());
+    for (std::size_t f = 0; f < factors.size(); ++f) {
+      pooled[f].push_back(empirical_expected_maximum(drawn, factors[f]));
+    }
+  }
+  const std::vector<std::size_t> failed(factors.size(), 0);
+  return summarize(factors, points, pooled, failed, options.ci);
+}
+
+std::vector<ScalePrediction> parametric_projection(std::span<const double> sample,
+                                                   std::span<const double> factors,
+                                                   FitMethod method,
+                                                   const BootstrapOptions& options,
+                                                   std::mt19937_64& engine) {
+  const std::vector<double> finite = finite_values(sample);
+  std::vector<std::vector<double>> pooled(factors.size());
+  std::vector<std::size_t> failed(factors.size(), 0);
+  append_parametric_replicas(finite, factors, method, options.replicas, engine, pooled, failed);
+  return summarize(factors, parametric_points(finite, factors, method), pooled, failed, options.ci);
+}
+
+std::vector<ScalePrediction> inter_node_projection(std::span<const RankSamples> ranks,
+                                                   std::span<const double> factors,
+                                                   FitMethod method,
+                                                   std::size_t replicas_per_partition,
+                                                   double ci, std::mt19937_64& engine) {
+  return partitioned_projection(ranks, factors, method, replicas_per_partition, ci, engine,
+                                [](const RankSamples& rank) { return rank.node_id; });
+}
+
+std::vector<ScalePrediction> intra_node_projection(std::span<const RankSamples> ranks,
+                                                   std::span<const double> factors,
+                                                   FitMethod method,
+                                                   std::size_t replicas_per_partition,
+                                                   double ci, std::mt19937_64& engine) {
+  return partitioned_projection(ranks, factors, method, replicas_per_partition, ci, engine,
+                                [](const RankSamples& rank) { return rank.local_rank; });
+}
+
+}  // namespace tremor::estimators

@@ -1,0 +1,66 @@
+/* C API of libtremor-inject for the Tremor profiler (and any other tool).
+ *
+ * The profiler must not link against the injector: at its MPI_Finalize it
+ * looks the functions up with dlsym(RTLD_DEFAULT, "tremor_inject_record_count")
+ * etc.; a NULL result means the injector is not loaded. Example:
+ *
+ *   typedef size_t (*count_fn)(void);
+ *   count_fn count = (count_fn)dlsym(RTLD_DEFAULT, TREMOR_INJECT_RECORD_COUNT_SYMBOL);
+ *
+ * Call tremor_inject_suspend() before the profiler's own finalize-time MPI
+ * traffic so that its gathers are not delayed; then copy the records.
+ * All functions are thread-safe and never fail loudly.
+ *
+ * The same records are written at MPI_Finalize, one CSV file per rank, to
+ * $TREMOR_OUTPUT_DIR/tremor-inject_<program>_<job id or start time>_r<rank>_<pid>-<n>.csv
+ * (created with O_CREAT|O_EXCL, never overwritten), header line:
+ *   rank,sequence,time_s,call,requested_us,spent_us
+ * sequence = index of the eligible call on that rank (aligns ranks call by
+ * call); time_s, requested_us, spent_us and call as in the record below. A
+ * trailing "# log full ..." line means the 2^20-record bound was reached and
+ * that rank stopped injecting. Configuration: tremor/inject_config.hpp.
+ */
+#ifndef TREMOR_INJECT_API_H
+#define TREMOR_INJECT_API_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One injected delay on this process. */
+typedef struct tremor_inject_record {
+  double time_s;       /* start of the delay, seconds since MPI_Init returned */
+  double requested_us; /* delay drawn from the truncated Normal, microseconds */
+  double spent_us;     /* delay actually spent (>= requested_us), microseconds */
+  char call[32];       /* intercepted call, NUL-terminated, e.g. "MPI_Send", "write" */
+} tremor_inject_record;
+
+/* Number of delays injected so far on this process. */
+size_t tremor_inject_record_count(void);
+
+/* Copies up to max records, oldest first, into out; returns how many. */
+int tremor_inject_copy_records(tremor_inject_record* out, size_t max);
+
+/* 1 while delays can still be injected on this process, otherwise 0. */
+int tremor_inject_is_active(void);
+
+/* Stops all further injection on this process (the log is kept). */
+void tremor_inject_suspend(void);
+
+#define TREMOR_INJECT_RECORD_COUNT_SYMBOL "tremor_inject_record_count"
+#define TREMOR_INJECT_COPY_RECORDS_SYMBOL "tremor_inject_copy_records"
+#define TREMOR_INJECT_IS_ACTIVE_SYMBOL "tremor_inject_is_active"
+#define TREMOR_INJECT_SUSPEND_SYMBOL "tremor_inject_suspend"
+
+typedef size_t (*tremor_inject_record_count_fn)(void);
+typedef int (*tremor_inject_copy_records_fn)(tremor_inject_record*, size_t);
+typedef int (*tremor_inject_is_active_fn)(void);
+typedef void (*tremor_inject_suspend_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TREMOR_INJECT_API_H */

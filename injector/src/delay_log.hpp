@@ -1,0 +1,54 @@
+// In-memory log of injected delays (the ground truth) and its CSV file.
+//
+// Bound: the log starts with room for kInitialRecords and doubles up to
+// kMaxRecords (1 Mi records, 64 MiB per rank). When it is full the injector
+// stops injecting on that rank, so the log never under-reports, and the CSV
+// ends with a comment line saying so.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "tremor/inject_api.h"
+
+namespace tremor::inject {
+
+struct LogEntry {
+  tremor_inject_record record;
+  std::uint64_t sequence;  // index of the eligible call on this rank
+};
+
+class DelayLog {
+ public:
+  static constexpr std::size_t kInitialRecords = 4096;
+  static constexpr std::size_t kMaxRecords = std::size_t{1} << 20;
+
+  DelayLog() = default;
+  ~DelayLog();
+  DelayLog(const DelayLog&) = delete;
+  DelayLog& operator=(const DelayLog&) = delete;
+
+  // Preallocates; remembers the output directory. False if out of memory.
+  bool open(const std::string& output_dir, int rank) noexcept;
+  // Makes room for one more entry (grows if needed); false when full.
+  bool reserve_one() noexcept;
+  // Appends one entry; reserve_one() must have succeeded before.
+  void append(double time_s, const char* call, double requested_us, double spent_us,
+              std::uint64_t sequence) noexcept;
+  std::size_t size() const noexcept { return size_; }
+  std::size_t copy_to(tremor_inject_record* out, std::size_t max) const noexcept;
+  // Writes the CSV file (never overwriting one); reports a failure on rank 0.
+  void write_csv(int rank) const noexcept;
+
+ private:
+  LogEntry* entries_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t reserved_ = 0;
+  std::size_t capacity_ = 0;
+  bool full_ = false;
+  std::string output_dir_;
+  std::string job_tag_;
+};
+
+}  // namespace tremor::inject

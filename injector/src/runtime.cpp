@@ -1,0 +1,250 @@
+// Process-wide injector state: start after MPI_Init, the delay slow path,
+// symbol resolution and the C API for the profiler.
+#include "runtime.hpp"
+
+#include <mpi.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <random>
+
+#include "delay_log.hpp"
+#include "tremor/inject_api.h"
+
+namespace tremor::inject {
+
+std::atomic<unsigned> g_active_families{0};
+thread_local unsigned t_depth __attribute__((tls_model("initial-exec"))) = 0;
+thread_local unsigned t_resolving __attribute__((tls_model("initial-exec"))) = 0;
+
+namespace {
+
+double monotonic_seconds() noexcept {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
+// The time window, written before injection is switched on, read-only after.
+// A helper thread switches g_active_families on at the window's start and
+// off at its end, so calls outside the window cost what calls of an idle
+// injector cost (one relaxed load): no clock read on that path. Calls inside
+// re-check the precise clock, so the logged times respect the window exactly.
+bool g_window = false;
+double g_init_seconds = 0.0;
+double g_window_start_s = 0.0;
+double g_window_end_s = 0.0;
+
+timespec to_timespec(double seconds) noexcept {
+  timespec value{};
+  value.tv_sec = static_cast<time_t>(seconds);
+  value.tv_nsec = static_cast<long>((seconds - static_cast<double>(value.tv_sec)) * 1e9);
+  if (value.tv_nsec >= 1000000000L) {
+    value.tv_sec += 1;
+    value.tv_nsec -= 1000000000L;
+  }
+  return value;
+}
+
+// Everything below is written once in start_after_init (before the release
+// store of g_active_families) and only read afterwards, except the engine
+// and the log, which the mutex protects.
+struct InjectorState {
+  Config config;
+  int rank = -1;
+  bool log_enabled = false;  // a valid configuration that injects on some rank
+  std::atomic<bool> started{false};
+  std::atomic<bool> finished{false};
+  bool stopped = false;  // finalize began or tremor_inject_suspend(); under mutex
+
+  std::mutex mutex;
+  std::mt19937_64 engine;
+  std::uniform_real_distribution<double> uniform{0.0, 1.0};
+  std::normal_distribution<double> normal{0.0, 1.0};
+  std::uint64_t eligible_calls = 0;
+  DelayLog log;
+};
+
+InjectorState& state() noexcept {
+  static InjectorState instance;
+  return instance;
+}
+
+// Normal(mean, sd) truncated at 0 by redrawing: mean >= 0 keeps the
+// acceptance rate >= 1/2, so the bound on redraws is never reached in practice.
+double draw_delay_us(InjectorState& s) noexcept {
+  if (s.config.sd_us == 0.0) return s.config.mean_us;
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const double value = s.config.mean_us + s.config.sd_us * s.normal(s.engine);
+    if (value >= 0.0) return value;
+  }
+  return 0.0;
+}
+
+void spend(DelayMode mode, double until_s) noexcept {
+  if (mode == DelayMode::spin) {
+    while (monotonic_seconds() < until_s) {
+    }
+    return;
+  }
+  const timespec target = to_timespec(until_s);
+  // A signal (EINTR) only interrupts: sleep on to the same absolute target.
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &target, nullptr) == EINTR) {
+  }
+}
+
+void sleep_until(double until_s) noexcept { spend(DelayMode::sleep, until_s); }
+
+// Switches injection on at the window's start and off at its end, unless
+// finalize or suspend came first (checked under the mutex).
+void* run_window_timer(void*) {
+  InjectorState& s = state();
+  sleep_until(g_init_seconds + g_window_start_s);
+  {
+    std::lock_guard lock(s.mutex);
+    if (s.stopped) return nullptr;
+    g_active_families.store(s.config.families, std::memory_order_release);
+  }
+  if (!s.config.has_end) return nullptr;
+  sleep_until(g_init_seconds + g_window_end_s);
+  std::lock_guard lock(s.mutex);
+  g_active_families.store(0, std::memory_order_release);
+  return nullptr;
+}
+
+// Detached, all signals blocked so the application's signals never land on it.
+bool start_window_timer() noexcept {
+  sigset_t all{};
+  sigset_t previous{};
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attributes, 64 * 1024);
+  pthread_t thread{};
+  const int error = pthread_create(&thread, &attributes, &run_window_timer, nullptr);
+  pthread_attr_destroy(&attributes);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return error == 0;
+}
+
+}  // namespace
+
+void* resolve_next(const char* symbol) noexcept {
+  if (t_resolving != 0) return nullptr;  // dlsym re-entered a wrapper
+  ++t_resolving;
+  void* address = dlsym(RTLD_NEXT, symbol);
+  --t_resolving;
+  return address;
+}
+
+void maybe_delay(const char* call_name) noexcept {
+  if (g_window) {
+    const double now_s = monotonic_seconds() - g_init_seconds;
+    if (now_s < g_window_start_s || now_s >= g_window_end_s) return;
+  }
+  InjectorState& s = state();
+  double requested_us = 0.0;
+  std::uint64_t sequence = 0;
+  {
+    std::lock_guard lock(s.mutex);
+    if (g_active_families.load(std::memory_order_relaxed) == 0) return;  // finalize began
+    sequence = s.eligible_calls++;
+    if (s.config.probability < 1.0 && s.uniform(s.engine) >= s.config.probability) return;
+    requested_us = draw_delay_us(s);
+    if (!s.log.reserve_one()) return;  // log full: stop injecting so the log stays complete
+  }
+  const double begin = monotonic_seconds();
+  spend(s.config.mode, begin + requested_us * 1e-6);
+  const double spent_us = (monotonic_seconds() - begin) * 1e6;
+  std::lock_guard lock(s.mutex);
+  s.log.append(begin - g_init_seconds, call_name, requested_us, spent_us, sequence);
+}
+
+void start_after_init() noexcept {
+  InjectorState& s = state();
+  if (s.started.exchange(true)) return;
+  g_init_seconds = monotonic_seconds();
+  int initialized = 0;
+  PMPI_Initialized(&initialized);
+  if (!initialized) return;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
+
+  ParseResult parsed = parse_config([](const char* name) -> const char* { return std::getenv(name); }, s.rank);
+  if (!parsed.ok) {
+    if (s.rank == 0) std::fprintf(stderr, "%s\n", parsed.error.c_str());
+    return;
+  }
+  s.config = std::move(parsed.config);
+  Config everywhere = s.config;
+  everywhere.rank_selected = true;
+  s.log_enabled = everywhere.injecting();
+  if (!s.log_enabled) return;
+  if (!s.log.open(s.config.output_dir, s.rank)) {
+    if (s.rank == 0) std::fprintf(stderr, "tremor-inject: out of memory for the delay log; injection disabled.\n");
+    s.log_enabled = false;
+    return;
+  }
+  g_window = s.config.has_window();
+  g_window_start_s = s.config.after_s;
+  g_window_end_s = s.config.has_end ? s.config.after_s + s.config.for_s : HUGE_VAL;
+  std::seed_seq seeds{static_cast<std::uint32_t>(s.config.seed), static_cast<std::uint32_t>(s.config.seed >> 32),
+                      static_cast<std::uint32_t>(s.rank)};
+  s.engine.seed(seeds);
+  if (!s.config.injecting()) return;
+  if (g_window && !start_window_timer()) {
+    if (s.rank == 0) std::fprintf(stderr, "tremor-inject: cannot start the window timer thread; injection disabled.\n");
+    return;
+  }
+  if (!g_window) g_active_families.store(s.config.families, std::memory_order_release);
+}
+
+void finish_before_finalize() noexcept {
+  InjectorState& s = state();
+  if (!s.started.load() || s.finished.exchange(true)) return;
+  {
+    std::lock_guard lock(s.mutex);
+    s.stopped = true;
+    g_active_families.store(0, std::memory_order_release);
+  }
+  if (!s.log_enabled) return;
+  std::lock_guard lock(s.mutex);
+  s.log.write_csv(s.rank);
+}
+
+namespace {
+// Copies under the mutex so a concurrent delay cannot reallocate the log.
+std::size_t record_count() noexcept {
+  InjectorState& s = state();
+  std::lock_guard lock(s.mutex);
+  return s.log.size();
+}
+}  // namespace
+
+}  // namespace tremor::inject
+
+TREMOR_INJECT_EXPORT size_t tremor_inject_record_count(void) { return tremor::inject::record_count(); }
+
+TREMOR_INJECT_EXPORT int tremor_inject_copy_records(tremor_inject_record* out, size_t max) {
+  auto& s = tremor::inject::state();
+  std::lock_guard lock(s.mutex);
+  return static_cast<int>(s.log.copy_to(out, max));
+}
+
+TREMOR_INJECT_EXPORT int tremor_inject_is_active(void) {
+  return tremor::inject::g_active_families.load(std::memory_order_relaxed) != 0 ? 1 : 0;
+}
+
+TREMOR_INJECT_EXPORT void tremor_inject_suspend(void) {
+  auto& s = tremor::inject::state();
+  std::lock_guard lock(s.mutex);
+  s.stopped = true;
+  tremor::inject::g_active_families.store(0, std::memory_order_release);
+}

@@ -1,0 +1,300 @@
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+
+#include "finalize_driver.hpp"
+#include "recorder.hpp"
+#include "tremor/program_merge.hpp"
+
+namespace tremor::interpose {
+namespace {
+
+constexpr int kTagDetail = 7301;
+constexpr std::size_t kReduceChunk = 1 << 16;
+constexpr std::size_t kMaxDetailCells = std::size_t{1} << 24;
+constexpr int kHostLength = 256;
+
+std::string read_command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::replace(raw.begin(), raw.end(), '\0', ' ');
+  while (!raw.empty() && raw.back() == ' ') raw.pop_back();
+  return raw;
+}
+
+std::string job_id() {
+  for (const char* name : {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "COBALT_JOBID"}) {
+    if (const char* value = std::getenv(name); value && *value) return value;
+  }
+  return {};
+}
+
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  PMPI_Get_library_version(text, &length);
+  std::string version(text, static_cast<std::size_t>(std::max(0, length)));
+  const auto newline = version.find('\n');
+  if (newline != std::string::npos) version.resize(newline);
+  while (!version.empty() && (version.back() == ' ' || version.back() == '\0')) version.pop_back();
+  return version;
+}
+
+double median_of(std::vector<double>& values) {
+  if (values.empty()) return 0.0;
+  const std::size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+  const double upper = values[mid];
+  if (values.size() % 2 == 1) return upper;
+  return 0.5 * (upper + *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid)));
+}
+
+struct Context {
+  MPI_Comm comm;
+  int rank = 0;
+  int size = 1;
+  bool root() const { return rank == 0; }
+};
+
+// Ranks with per-segment detail: evenly spaced, rank 0 always included.
+std::vector<std::int32_t> detail_ranks(int world, int wanted, std::size_t segments) {
+  const std::size_t by_memory = std::max<std::size_t>(1, kMaxDetailCells / std::max<std::size_t>(1, segments));
+  const auto count = static_cast<int>(std::min<std::size_t>({static_cast<std::size_t>(world),
+                                                              static_cast<std::size_t>(wanted), by_memory}));
+  std::vector<std::int32_t> ranks;
+  for (int i = 0; i < count; ++i) {
+    ranks.push_back(static_cast<std::int32_t>((static_cast<long long>(i) * world) / count));
+  }
+  return ranks;
+}
+
+void gather_ranks(const Context& ctx, RunData* run) {
+  char host[kHostLength] = {};
+  int length = 0;
+  PMPI_Get_processor_name(host, &length);
+  std::vector<char> all(ctx.root() ? static_cast<std::size_t>(ctx.size) * kHostLength : 0);
+  PMPI_Gather(host, kHostLength, MPI_CHAR, all.data(), kHostLength, MPI_CHAR, 0, ctx.comm);
+  if (!ctx.root()) return;
+  std::map<std::string, std::pair<std::int32_t, std::int32_t>> nodes;  // host -> (node id, ranks so far)
+  for (int r = 0; r < ctx.size; ++r) {
+    RankInfo info;
+    info.rank = r;
+    const char* name = &all[static_cast<std::size_t>(r) * kHostLength];
+    info.hostname.assign(name, strnlen(name, kHostLength));
+    auto [it, inserted] = nodes.try_emplace(info.hostname, static_cast<std::int32_t>(nodes.size()), 0);
+    info.node_id = it->second.first;
+    info.local_rank = it->second.second++;
+    run->ranks.push_back(std::move(info));
+  }
+  run->meta.node_count = static_cast<std::int32_t>(nodes.size());
+}
+
+void gather_totals(const Context& ctx, const FinalizedSegments& local, RunData* run) {
+  const int n = ctx.root() ? ctx.size : 0;
+  if (ctx.root()) {
+    run->raw_totals.resize(static_cast<std::size_t>(n));
+    run->raw_feature_totals.resize(static_cast<std::size_t>(n));
+  }
+  PMPI_Gather(local.raw_totals.data(), kQuantizedCount, MPI_DOUBLE, ctx.root() ? run->raw_totals.data() : nullptr,
+              kQuantizedCount, MPI_DOUBLE, 0, ctx.comm);
+  PMPI_Gather(local.raw_feature_totals.data(), kFeatureCount, MPI_UINT64_T,
+              ctx.root() ? run->raw_feature_totals.data() : nullptr, kFeatureCount, MPI_UINT64_T, 0, ctx.comm);
+}
+
+// Gathers one metric's bins, merges them program-wide on the root and
+// returns this rank's local -> global index map.
+std::vector<std::uint16_t> merge_metric_bins(const Context& ctx, const BinTable& local_bins, BinTable* global_bins) {
+  const int local_count = static_cast<int>(local_bins.size());
+  std::vector<int> counts(ctx.root() ? static_cast<std::size_t>(ctx.size) : 0);
+  PMPI_Gather(&local_count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, ctx.comm);
+  std::vector<int> byte_counts, byte_displs;
+  std::vector<Bin> gathered;
+  if (ctx.root()) {
+    int offset = 0;
+    for (int c : counts) {
+      byte_counts.push_back(c * static_cast<int>(sizeof(Bin)));
+      byte_displs.push_back(offset * static_cast<int>(sizeof(Bin)));
+      offset += c;
+    }
+    gathered.resize(static_cast<std::size_t>(offset));
+  }
+  PMPI_Gatherv(local_bins.data(), local_count * static_cast<int>(sizeof(Bin)), MPI_BYTE, gathered.data(),
+               byte_counts.data(), byte_displs.data(), MPI_BYTE, 0, ctx.comm);
+  std::vector<std::uint16_t> all_maps;
+  std::vector<int> map_displs;
+  if (ctx.root()) {
+    std::vector<BinTable> per_rank(static_cast<std::size_t>(ctx.size));
+    std::size_t offset = 0;
+    for (int r = 0; r < ctx.size; ++r) {
+      const auto c = static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]);
+      per_rank[static_cast<std::size_t>(r)].assign(gathered.begin() + static_cast<std::ptrdiff_t>(offset),
+                                                    gathered.begin() + static_cast<std::ptrdiff_t>(offset + c));
+      offset += c;
+    }
+    ProgramBins merged = merge_program_bins(per_rank);
+    *global_bins = std::move(merged.bins);
+    int displ = 0;
+    for (int r = 0; r < ctx.size; ++r) {
+      const auto& map = merged.local_to_global[static_cast<std::size_t>(r)];
+      all_maps.insert(all_maps.end(), map.begin(), map.end());
+      map_displs.push_back(displ);
+      displ += static_cast<int>(map.size());
+    }
+  }
+  std::vector<std::uint16_t> map(static_cast<std::size_t>(local_count));
+  PMPI_Scatterv(all_maps.data(), counts.data(), map_displs.data(), MPI_UINT16_T, map.data(), local_count,
+                MPI_UINT16_T, 0, ctx.comm);
+  return map;
+}
+
+struct DoubleInt {
+  double value;
+  int rank;
+};
+
+}  // namespace
+
+std::optional<RunData> gather_run(MPI_Comm comm, const Recorder& recorder, const FinalizedSegments& local) {
+  Context ctx{comm};
+  PMPI_Comm_rank(comm, &ctx.rank);
+  PMPI_Comm_size(comm, &ctx.size);
+  RunData run;
+
+  // Every rank sees the same boundaries; if not, use the common prefix.
+  const unsigned long long mine = local.segments;
+  unsigned long long fewest = 0, most = 0;
+  PMPI_Allreduce(&mine, &fewest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm);
+  PMPI_Allreduce(&mine, &most, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
+  const auto n = static_cast<std::size_t>(fewest);
+  if (most != fewest && ctx.rank == 0) {
+    // Boundaries are global collectives, so this means a rank stopped early.
+    Recorder::instance().warn0("ranks recorded between " + std::to_string(fewest) + " and " + std::to_string(most) +
+                               " segments; the common prefix is analysed");
+  }
+  double elapsed = recorder.elapsed_s(), longest = 0.0;
+  PMPI_Reduce(&elapsed, &longest, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+
+  gather_ranks(ctx, &run);
+  gather_totals(ctx, local, &run);
+
+  // Program-wide bins and this rank's segments as global bin indices.
+  std::array<std::vector<std::uint16_t>, kQuantizedCount> global_index;
+  for (std::size_t m = 0; m < kQuantizedCount; ++m) {
+    const auto map = merge_metric_bins(ctx, local.bins[m], &run.global_bins[m]);
+    global_index[m].resize(n);
+    for (std::size_t s = 0; s < n; ++s) global_index[m][s] = map[local.bin_index[m][s]];
+  }
+
+  // Exact reductions over all ranks, in bounded chunks.
+  std::vector<std::uint16_t> longest_index(ctx.root() ? n : 0);
+  std::vector<DoubleInt> least_wait(ctx.root() ? n : 0);
+  std::vector<std::uint64_t> signature_sum(ctx.root() ? n : 0);
+  const BinTable& wait_bins = local.bins[index(Quantized::wait_time)];
+  for (std::size_t first = 0; first < n; first += kReduceChunk) {
+    const std::size_t count = std::min(kReduceChunk, n - first);
+    std::vector<DoubleInt> waits(count);
+    std::vector<std::uint64_t> hashes(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::size_t s = first + i;
+      waits[i] = {wait_bins[local.bin_index[index(Quantized::wait_time)][s]].rep(), ctx.rank};
+      hashes[i] = signature_hash(local.signatures[local.signature_index[s]]);
+    }
+    const int c = static_cast<int>(count);
+    PMPI_Reduce(global_index[index(Quantized::duration)].data() + first,
+                ctx.root() ? longest_index.data() + first : nullptr, c, MPI_UINT16_T, MPI_MAX, 0, comm);
+    PMPI_Reduce(waits.data(), ctx.root() ? least_wait.data() + first : nullptr, c, MPI_DOUBLE_INT, MPI_MINLOC, 0,
+                comm);
+    PMPI_Reduce(hashes.data(), ctx.root() ? signature_sum.data() + first : nullptr, c, MPI_UINT64_T, MPI_SUM, 0,
+                comm);
+  }
+
+  // Per-segment detail of a bounded set of ranks, sent to the root.
+  const auto ranks = detail_ranks(ctx.size, recorder.config().detail_ranks, n);
+  const bool i_am_detail = std::binary_search(ranks.begin(), ranks.end(), ctx.rank);
+  const int ncount = static_cast<int>(n);
+  if (i_am_detail && !ctx.root()) {
+    for (std::size_t m = 0; m < kQuantizedCount; ++m) {
+      PMPI_Send(global_index[m].data(), ncount, MPI_UINT16_T, 0, kTagDetail, comm);
+    }
+    PMPI_Send(local.signature_index.data(), ncount, MPI_UINT32_T, 0, kTagDetail, comm);
+    const int words = static_cast<int>(local.signatures.size() * kFeatureCount);
+    PMPI_Send(&words, 1, MPI_INT, 0, kTagDetail, comm);
+    PMPI_Send(local.signatures.data(), words, MPI_UINT64_T, 0, kTagDetail, comm);
+  }
+  if (!ctx.root()) return std::nullopt;
+
+  DetailRanks& detail = run.detail;
+  detail.ranks = ranks;
+  detail.segments = n;
+  for (auto& matrix : detail.global_index) matrix.resize(ranks.size() * n);
+  detail.signature_index.resize(ranks.size() * n);
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    detail.signature_offset.push_back(static_cast<std::uint32_t>(detail.signatures.size()));
+    if (ranks[r] == 0) {
+      for (std::size_t m = 0; m < kQuantizedCount; ++m) {
+        std::copy_n(global_index[m].begin(), n, detail.global_index[m].begin() + static_cast<std::ptrdiff_t>(r * n));
+      }
+      std::copy_n(local.signature_index.begin(), n, detail.signature_index.begin() + static_cast<std::ptrdiff_t>(r * n));
+      detail.signatures.insert(detail.signatures.end(), local.signatures.begin(), local.signatures.end());
+      continue;
+    }
+    for (std::size_t m = 0; m < kQuantizedCount; ++m) {
+      PMPI_Recv(detail.global_index[m].data() + r * n, ncount, MPI_UINT16_T, ranks[r], kTagDetail, comm,
+                MPI_STATUS_IGNORE);
+    }
+    PMPI_Recv(detail.signature_index.data() + r * n, ncount, MPI_UINT32_T, ranks[r], kTagDetail, comm,
+              MPI_STATUS_IGNORE);
+    int words = 0;
+    PMPI_Recv(&words, 1, MPI_INT, ranks[r], kTagDetail, comm, MPI_STATUS_IGNORE);
+    std::vector<FeatureVector> dictionary(static_cast<std::size_t>(words) / kFeatureCount);
+    PMPI_Recv(dictionary.data(), words, MPI_UINT64_T, ranks[r], kTagDetail, comm, MPI_STATUS_IGNORE);
+    detail.signatures.insert(detail.signatures.end(), dictionary.begin(), dictionary.end());
+  }
+
+  // The program-wide segment table.
+  SegmentTable& table = run.segments;
+  const BinTable& duration_bins = run.global_bins[index(Quantized::duration)];
+  std::vector<double> column(ranks.size());
+  auto median_over_detail = [&](Quantized metric, std::size_t s) {
+    const BinTable& bins = run.global_bins[index(metric)];
+    for (std::size_t r = 0; r < ranks.size(); ++r) column[r] = bins[detail.global_index[index(metric)][r * n + s]].rep();
+    return median_of(column);
+  };
+  for (std::size_t s = 0; s < n; ++s) {
+    const Bin& longest_bin = duration_bins[longest_index[s]];
+    table.duration_s.push_back(longest_bin.rep());
+    table.duration_upper_s.push_back(longest_bin.max);
+    table.work.push_back(median_over_detail(Quantized::work, s));
+    table.mpi_time_s.push_back(median_over_detail(Quantized::mpi_time, s));
+    table.io_time_s.push_back(median_over_detail(Quantized::io_time, s));
+    table.signature.push_back(signature_sum[s]);
+    table.late_rank.push_back(least_wait[s].rank);
+    table.late_wait_s.push_back(least_wait[s].value);
+    table.closing_call.push_back(local.closing_call[s]);
+  }
+
+  RunMetadata& meta = run.meta;
+  meta.tremor_version = TREMOR_VERSION;
+  meta.command_line = read_command_line();
+  meta.mpi_flavour = TREMOR_MPI_FLAVOUR;
+  meta.mpi_library_version = mpi_library_version();
+  meta.world_size = ctx.size;
+  meta.counter_source = std::string(recorder.counter().name());
+  meta.counter_events = recorder.counter().events();
+  meta.counter_unit = recorder.counter().unit();
+  meta.job_id = job_id();
+  meta.start_time_unix = recorder.start_time_unix();
+  meta.end_time_unix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  meta.run_time_s = longest;
+  meta.configuration = effective_configuration(recorder.config());
+  for (std::string_view name : kCallNames) meta.call_names.emplace_back(name);
+  return run;
+}
+
+}  // namespace tremor::interpose

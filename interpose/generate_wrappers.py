@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Generates Tremor's wrappers from mpi_calls.py (one table, STYLE.md §1).
+
+usage: generate_wrappers.py OUTDIR [DOCS_MD]
+Writes OUTDIR/call_ids.hpp, OUTDIR/mpi_wrappers.cpp, OUTDIR/posix_wrappers.cpp
+and, when given, the Markdown list of intercepted calls. Standard library only.
+"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mpi_calls import MPI_CALLS, POSIX_CALLS, POSIX_VARIADIC  # noqa: E402
+
+SPECIAL = ["MPI_Init", "MPI_Init_thread", "MPI_Finalize"]
+
+
+def arg_names(params):
+    names = []
+    for param in params.split(","):
+        param = param.strip()
+        if param == "void" or not param:
+            continue
+        match = re.search(r"(\w+)\s*(\[\])?$", param)
+        names.append(match.group(1))
+    return names
+
+
+def call_id(name):
+    return name[4:] if name.startswith("MPI_") else "posix_" + name
+
+
+def feature_code(kind, rule):
+    """C++ statements run after a successful call; `state` is the thread's state."""
+    sent, received = rule if rule else ("0", "0")
+    add = lambda feature, expr: f"state->add(Feature::{feature}, {expr});"
+    if kind == "send":
+        return [add("p2p_send_blocking", 1), add("bytes_sent", sent)]
+    if kind == "isend":
+        return [add("p2p_send_nonblocking", 1), add("bytes_sent", sent)]
+    if kind == "recv":
+        return [add("p2p_recv_blocking", 1), add("bytes_received", received)]
+    if kind == "irecv":
+        return [add("p2p_recv_nonblocking", 1), add("bytes_received", received)]
+    if kind == "sendrecv":
+        return [add("p2p_send_blocking", 1), add("p2p_recv_blocking", 1),
+                add("bytes_sent", sent), add("bytes_received", received)]
+    if kind == "persistent_send":
+        return [f"remember_persistent(*request, true, {sent});"]
+    if kind == "persistent_recv":
+        return [f"remember_persistent(*request, false, {received});"]
+    if kind == "start":
+        return ["count_started(*state, started);"]
+    if kind == "startall":
+        return ["count_started(*state, started_all);"]
+    if kind.startswith("boundary:") or kind.startswith("coll:"):
+        cls = kind.split(":")[1]
+        return [add(f"coll_{cls}", 1), add("bytes_sent", sent), add("bytes_received", received)]
+    if kind == "rma":
+        return [add("rma_ops", 1), add("bytes_sent", sent), add("bytes_received", received)]
+    if kind == "io_open":
+        return [add("io_opens", 1)]
+    if kind == "io_close":
+        return [add("io_closes", 1)]
+    if kind == "io_read":
+        return [add("io_reads", 1), add("io_bytes_read", received)]
+    if kind == "io_write":
+        return [add("io_writes", 1), add("io_bytes_written", sent)]
+    if kind in ("complete", "time", "request_free", "comm_free"):
+        return []
+    raise ValueError(f"unknown kind {kind}")
+
+
+def mpi_wrapper(name, params, kind, rule):
+    args = arg_names(params)
+    pmpi_args = list(args)
+    before, after_call = [], []
+    uses_status = rule and any("received_bytes(status" in part for part in rule)
+    if uses_status:
+        # Count exactly what arrived, even when the caller ignores the status.
+        before += ["MPI_Status local_status;",
+                   "MPI_Status* const status_used = status == MPI_STATUS_IGNORE ? &local_status : status;"]
+        pmpi_args = ["status_used" if a == "status" else a for a in pmpi_args]
+        rule = tuple(part.replace("received_bytes(status,", "received_bytes(status_used,") for part in rule)
+    if kind == "start":
+        before.append("const PersistentFacts started = persistent_facts(*request);")
+    if kind == "startall":
+        before.append("const PersistentBatch started_all = persistent_facts(count, array_of_requests);")
+    if kind == "request_free":
+        before.append("forget_persistent(*request);")
+    if kind == "comm_free":
+        before.append("forget_communicator(*comm);")
+    boundary = kind.startswith("boundary:")
+    if boundary:
+        before += ["const bool closes_segment = spans_world(comm);",
+                   "const WorkReading work_at_entry = closes_segment ? read_work() : WorkReading{};"]
+    leave = "leave_io" if kind.startswith("io_") else "leave_mpi"
+    cid = call_id(name)
+    arglist = ", ".join(args)
+    lines = [f'extern "C" TREMOR_EXPORT int {name}({params}) {{',
+             "  ThreadState* const state = enter();",
+             f"  if (!state) return P{name}({arglist});"]
+    lines += ["  " + b for b in before]
+    lines += ["  const std::uint64_t start = ticks();",
+              f"  const int rc = P{name}({', '.join(pmpi_args)});",
+              "  const std::uint64_t end = ticks();"]
+    facts = feature_code(kind, rule)
+    if facts:
+        lines.append("  if (rc == MPI_SUCCESS) {")
+        lines += ["    " + f for f in facts]
+        lines.append("  }")
+    lines.append(f"  {leave}(*state, start, end);")
+    if boundary:
+        lines.append(f"  if (closes_segment && rc == MPI_SUCCESS) close_segment(CallId::{cid}, start, end, work_at_entry);")
+    lines += ["  return rc;", "}", ""]
+    return "\n".join(lines)
+
+
+def posix_wrapper(name, ret, params, kind, bytes_expr):
+    args = ", ".join(arg_names(params))
+    fn_type = f"{ret} (*)({params})"
+    success = {"FILE *": "result != nullptr", "size_t": "true"}.get(ret, "result >= 0")
+    facts = feature_code(kind, (bytes_expr, bytes_expr))
+    return "\n".join([
+        f'extern "C" TREMOR_EXPORT {ret} {name}({params}) {{',
+        f'  static const auto real = reinterpret_cast<{fn_type}>(next_symbol("{name}"));',
+        f"  if (!real) return missing_symbol<{ret}>();",
+        "  ThreadState* const state = enter();",
+        f"  if (!state) return real({args});",
+        "  const std::uint64_t start = ticks();",
+        f"  {ret} const result = real({args});",
+        "  const std::uint64_t end = ticks();",
+        "  const int result_errno = errno;",
+        f"  if ({success}) {{",
+        *["    " + f for f in facts],
+        "  }",
+        "  leave_io(*state, start, end);",
+        "  errno = result_errno;  // the caller sees the real call's errno",
+        "  return result;",
+        "}",
+        ""])
+
+
+def main():
+    outdir = sys.argv[1]
+    os.makedirs(outdir, exist_ok=True)
+    names = SPECIAL + [c[0] for c in MPI_CALLS] + [p[0] for p in POSIX_CALLS] + POSIX_VARIADIC
+    with open(os.path.join(outdir, "call_ids.hpp"), "w") as out:
+        out.write("// Generated by interpose/generate_wrappers.py from mpi_calls.py. Do not edit.\n")
+        out.write("#pragma once\n#include <array>\n#include <cstdint>\n#include <string_view>\n\n")
+        out.write("namespace tremor::interpose {\n\nenum class CallId : std::uint16_t {\n")
+        out.write("".join(f"  {call_id(n)},\n" for n in names))
+        out.write("};\n\ninline constexpr std::array<std::string_view, %d> kCallNames{\n" % len(names))
+        out.write("".join(f'    "{n}",\n' for n in names))
+        out.write("};\n\n}  // namespace tremor::interpose\n")
+    with open(os.path.join(outdir, "mpi_wrappers.cpp"), "w") as out:
+        out.write("// Generated by interpose/generate_wrappers.py from mpi_calls.py. Do not edit.\n")
+        out.write('#include "wrapper_support.hpp"\n\nnamespace tremor::interpose {\n\n')
+        for name, params, kind, rule in MPI_CALLS:
+            out.write(mpi_wrapper(name, params, kind, rule) + "\n")
+        out.write("}  // namespace tremor::interpose\n")
+    with open(os.path.join(outdir, "posix_wrappers.cpp"), "w") as out:
+        out.write("// Generated by interpose/generate_wrappers.py from mpi_calls.py. Do not edit.\n")
+        out.write('#include "posix_support.hpp"\n\nnamespace tremor::interpose {\n\n')
+        for entry in POSIX_CALLS:
+            out.write(posix_wrapper(*entry) + "\n")
+        out.write("}  // namespace tremor::interpose\n")
+    if len(sys.argv) > 2:
+        with open(sys.argv[2], "w") as out:
+            out.write("# Intercepted calls\n\nGenerated from `interpose/mpi_calls.py` by "
+                      "`interpose/generate_wrappers.py`; do not edit by hand.\n\n")
+            out.write("| call | kind | bytes sent | bytes received |\n|---|---|---|---|\n")
+            for n in SPECIAL:
+                out.write(f"| `{n}` | lifecycle | | |\n")
+            for name, _, kind, rule in MPI_CALLS:
+                sent, recv = rule if rule else ("", "")
+                out.write(f"| `{name}` | {kind} | `{sent}` | `{recv}` |\n" if rule else f"| `{name}` | {kind} | | |\n")
+            for name, _, _, kind, expr in POSIX_CALLS:
+                out.write(f"| `{name}` (POSIX) | {kind} | `{expr}` | |\n")
+            for name in POSIX_VARIADIC:
+                out.write(f"| `{name}` (POSIX) | io_open | | |\n")
+            out.write("\nBoundary kinds close a segment when the communicator's group is all of "
+                      "`MPI_COMM_WORLD` (intracommunicators only).\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+#include "recorder.hpp"
+
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <new>
+
+namespace tremor::interpose {
+
+Recorder& Recorder::instance() noexcept {
+  // Never destroyed: wrappers may run during the host's static destruction.
+  static Recorder* recorder = new Recorder();
+  return *recorder;
+}
+
+WorkReading read_work() noexcept { return Recorder::instance().read_work(); }
+
+void close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkReading work_at_entry) noexcept {
+  Recorder::instance().close_segment(call, start, end, work_at_entry);
+}
+
+WorkReading Recorder::read_work() const noexcept { return WorkReading{counter_.read(), true}; }
+
+double Recorder::elapsed_s() const noexcept {
+  const std::uint64_t end = finalize_tick_ ? finalize_tick_ : ticks();
+  return static_cast<double>(end - init_tick_) * seconds_per_tick();
+}
+
+void Recorder::start(int thread_level) noexcept {
+  if (started_) return;
+  InsideTremor guard;
+  try {
+    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
+    PMPI_Comm_size(MPI_COMM_WORLD, &world_size_);
+    thread_level_ = thread_level;
+    ConfigResult loaded = load_config(process_environment());
+    config_ = std::move(loaded.config);
+    config_messages_ = std::move(loaded.messages);
+
+    logger_ = std::make_shared<spdlog::logger>("tremor", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    logger_->set_pattern("[tremor] %v");
+    logger_->set_level(spdlog::level::from_str(config_.log_level == "warn" ? "warning" : config_.log_level));
+    for (const std::string& message : config_messages_) warn0(message);
+    if (!config_.enabled) return;
+
+    calibrate_ticks();
+    auto opened = counters::open_counter_source(config_.counters);
+    counter_ = opened.source;
+    counter_explanation_ = opened.explanation;
+    store_ = std::make_unique<SegmentStore>();
+    start_time_unix_ = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+
+    std::string counter_line = std::string(counter_.name());
+    if (!counter_.events().empty()) counter_line += " (" + counter_.events().front() + ")";
+    info0("Tremor " TREMOR_VERSION " recording " + std::to_string(world_size_) + " processes; work counter: " +
+          counter_line + "; output in " + config_.output_dir);
+    if (counter_.kind() == counters::source_kind::thread_cputime && config_.counters != "cputime") {
+      std::string reasons;
+      for (const auto& rejection : opened.rejections) {
+        reasons += (reasons.empty() ? "" : "; ") + rejection.event + ": " + rejection.reason;
+      }
+      warn0(std::string(config_.counters.empty() ? "no usable hardware counter" : "TREMOR_COUNTERS: no usable event") +
+            (reasons.empty() ? "" : " (" + reasons + ")") +
+            "; work is measured as thread CPU time, a weaker proxy (see the report)");
+    }
+    started_ = true;
+    init_tick_ = ticks();
+    segment_start_tick_ = init_tick_;
+    last_totals_ = sum_threads();
+    work_at_segment_start_ = read_work();
+    g_recording.store(true, std::memory_order_release);
+  } catch (...) {
+    g_recording.store(false);
+    started_ = false;
+  }
+}
+
+Recorder::Totals Recorder::sum_threads() const noexcept {
+  Totals totals;
+  for (const ThreadState* state = registered_threads(); state != nullptr; state = state->next) {
+    for (std::size_t i = 0; i < kFeatureCount; ++i) {
+      totals.features[i] += state->features[i].load(std::memory_order_relaxed);
+    }
+    totals.mpi_ticks += state->mpi_ticks.load(std::memory_order_relaxed);
+    totals.io_ticks += state->io_ticks.load(std::memory_order_relaxed);
+  }
+  return totals;
+}
+
+void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkReading work_at_entry) noexcept {
+  if (!started_ || store_failed_) return;
+  std::unique_lock lock(boundary_mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) lock.lock();
+  const Totals now = sum_threads();
+  const double tick = seconds_per_tick();
+  FeatureVector features{};
+  for (std::size_t i = 0; i < kFeatureCount; ++i) features[i] = now.features[i] - last_totals_.features[i];
+
+  QuantizedValues values{};
+  values[index(Quantized::duration)] = static_cast<double>(end - segment_start_tick_) * tick;
+  values[index(Quantized::mpi_time)] = static_cast<double>(now.mpi_ticks - last_totals_.mpi_ticks) * tick;
+  values[index(Quantized::io_time)] = static_cast<double>(now.io_ticks - last_totals_.io_ticks) * tick;
+  values[index(Quantized::wait_time)] = static_cast<double>(end - start) * tick;
+  const bool work_known = work_at_entry.valid && work_at_segment_start_.valid &&
+                          work_at_entry.value >= work_at_segment_start_.value;
+  values[index(Quantized::work)] =
+      work_known ? static_cast<double>(work_at_entry.value - work_at_segment_start_.value) : 0.0;
+
+  if (!store_->append(values, features, static_cast<std::uint16_t>(call))) {
+    store_failed_ = true;
+    warn("out of memory for segments; recording stops here, the data so far is kept");
+  }
+  last_totals_ = now;
+  segment_start_tick_ = end;
+  // Read after the collective returned: its busy-wait is not work.
+  work_at_segment_start_ = read_work();
+}
+
+bool Recorder::finish() noexcept {
+  if (!started_) return false;
+  g_recording.store(false, std::memory_order_release);
+  finalize_tick_ = ticks();
+  // The last segment runs from the last boundary to MPI_Finalize.
+  close_segment(CallId::Finalize, finalize_tick_, finalize_tick_, read_work());
+  return true;
+}
+
+void Recorder::info0(const std::string& message) noexcept {
+  if (world_rank_ != 0 || !logger_) return;
+  InsideTremor guard;
+  try { logger_->info(message); } catch (...) {}
+}
+
+void Recorder::warn0(const std::string& message) noexcept {
+  if (world_rank_ != 0 || !logger_) return;
+  InsideTremor guard;
+  try { logger_->warn("warning: " + message); } catch (...) {}
+}
+
+void Recorder::warn(const std::string& message) noexcept {
+  if (!logger_) return;
+  InsideTremor guard;
+  try { logger_->warn("warning: rank " + std::to_string(world_rank_) + ": " + message); } catch (...) {}
+}
+
+}  // namespace tremor::interpose

@@ -1,0 +1,86 @@
+// The per-process recorder: configuration, counter source, the open segment
+// and the store of closed ones. Wrappers reach it only at segment boundaries
+// and at MPI_Init/MPI_Finalize; ordinary calls touch only their ThreadState.
+#pragma once
+#include <mpi.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "call_ids.hpp"
+#include "runtime.hpp"
+#include "tremor/config.hpp"
+#include "tremor/counters/counter_source.hpp"
+#include "tremor/segment_store.hpp"
+#include "wrapper_support.hpp"
+
+namespace spdlog {
+class logger;
+}
+
+namespace tremor::interpose {
+
+class Recorder {
+ public:
+  static Recorder& instance() noexcept;
+
+  // After PMPI_Init(_thread) succeeded: reads the configuration, opens the
+  // counter source and opens segment 0. Never throws.
+  void start(int thread_level) noexcept;
+  // At MPI_Finalize entry: closes the last segment and stops recording.
+  // Returns false if nothing was recorded.
+  bool finish() noexcept;
+
+  void close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkReading work_at_entry) noexcept;
+  WorkReading read_work() const noexcept;
+
+  int world_size() const noexcept { return world_size_; }
+  int world_rank() const noexcept { return world_rank_; }
+  bool started() const noexcept { return started_; }
+  const Config& config() const noexcept { return config_; }
+  const std::vector<std::string>& config_messages() const noexcept { return config_messages_; }
+  const counters::counter_source& counter() const noexcept { return counter_; }
+  const std::string& counter_explanation() const noexcept { return counter_explanation_; }
+  SegmentStore& store() noexcept { return *store_; }
+  double start_time_unix() const noexcept { return start_time_unix_; }
+  double elapsed_s() const noexcept;  // MPI_Init exit to MPI_Finalize entry
+  int thread_level() const noexcept { return thread_level_; }
+
+  // Logging that never shows up as the application's I/O. Rank-0-only
+  // variants keep a 1000-rank job from printing 1000 copies.
+  void info0(const std::string& message) noexcept;
+  void warn0(const std::string& message) noexcept;
+  void warn(const std::string& message) noexcept;
+
+ private:
+  Recorder() = default;
+  struct Totals {
+    FeatureVector features{};
+    std::uint64_t mpi_ticks = 0;
+    std::uint64_t io_ticks = 0;
+  };
+  Totals sum_threads() const noexcept;
+
+  Config config_;
+  std::vector<std::string> config_messages_;
+  counters::counter_source counter_;
+  std::string counter_explanation_;
+  std::unique_ptr<SegmentStore> store_;
+  std::shared_ptr<spdlog::logger> logger_;
+  std::mutex boundary_mutex_;
+  Totals last_totals_;
+  std::uint64_t segment_start_tick_ = 0;
+  std::uint64_t init_tick_ = 0;
+  std::uint64_t finalize_tick_ = 0;
+  WorkReading work_at_segment_start_;
+  double start_time_unix_ = 0.0;
+  int world_size_ = 1;
+  int world_rank_ = 0;
+  int thread_level_ = MPI_THREAD_SINGLE;
+  bool started_ = false;
+  bool store_failed_ = false;
+};
+
+}  // namespace tremor::interpose

@@ -1,0 +1,60 @@
+// Rank 0's output at MPI_Finalize: the HDF5 file, the analysis, the JSON and
+// the text report. A failure here is reported and never reaches the host.
+#include <errno.h>
+
+#include <array>
+#include <cstdio>
+#include <string_view>
+
+#include "finalize_driver.hpp"
+#include "recorder.hpp"
+#include "run_report.hpp"
+#include "tremor/output_path.hpp"
+#include "tremor/run_file.hpp"
+
+namespace tremor::interpose {
+
+void write_outputs(RunData& run, const Recorder& recorder) noexcept {
+  Recorder& log = Recorder::instance();
+  try {
+    std::string error;
+    constexpr std::array<std::string_view, 2> extensions{".h5", ".json"};
+    const auto reserved = reserve_output_files(recorder.config().output_dir, program_invocation_short_name,
+                                               run.meta.job_id, extensions, error);
+    std::optional<std::filesystem::path> h5_path, json_path;
+    if (!reserved) {
+      log.warn0("cannot create output files in TREMOR_OUTPUT_DIR='" + recorder.config().output_dir + "': " + error +
+                "; the report is printed but not saved");
+    } else if (!write_run(reserved->paths[0], run, error, ExistingFile::fill_empty_reservation)) {
+      log.warn0("cannot write " + reserved->paths[0].string() + ": " + error);
+      std::error_code ignored;
+      std::filesystem::remove(reserved->paths[1], ignored);
+    } else {
+      h5_path = reserved->paths[0];
+      json_path = reserved->paths[1];
+    }
+    report_run(run, recorder.config(), h5_path, json_path);
+  } catch (const std::exception& e) {
+    log.warn0(std::string("end-of-run output failed: ") + e.what());
+  } catch (...) {
+    log.warn0("end-of-run output failed");
+  }
+}
+
+void run_finalize_driver(Recorder& recorder) noexcept {
+  MPI_Comm comm = MPI_COMM_NULL;
+  try {
+    if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) return;
+    PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    const FinalizedSegments local = recorder.store().finalize();
+    std::optional<RunData> run = gather_run(comm, recorder, local);
+    if (run) write_outputs(*run, recorder);
+  } catch (const std::exception& e) {
+    recorder.warn(std::string("end-of-run gather failed: ") + e.what());
+  } catch (...) {
+    recorder.warn("end-of-run gather failed");
+  }
+  if (comm != MPI_COMM_NULL) PMPI_Comm_free(&comm);
+}
+
+}  // namespace tremor::interpose

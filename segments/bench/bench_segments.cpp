@@ -1,0 +1,93 @@
+// Speed and memory figures of the segment store (not run by CTest):
+//   bench_segments --benchmark_counters_tabular=true
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <vector>
+
+#include "tremor/program_merge.hpp"
+#include "tremor/segment_store.hpp"
+
+namespace {
+
+// Continuous random values (log-normal durations) with a handful of signatures.
+struct SegmentStream {
+  std::mt19937_64 engine{42};
+  std::lognormal_distribution<double> seconds{-7.0, 1.0};
+  std::uniform_int_distribution<int> signature{0, 4};
+  tremor::QuantizedValues values() {
+    tremor::QuantizedValues v{};
+    for (double& x : v) x = seconds(engine);
+    return v;
+  }
+  tremor::FeatureVector features() {
+    tremor::FeatureVector f{};
+    f[0] = static_cast<std::uint64_t>(signature(engine));
+    f[8] = 4096 * f[0];
+    return f;
+  }
+};
+
+void BM_SegmentStoreAppend(benchmark::State& state) {
+  SegmentStream stream;
+  // Pre-draw the inputs so only append is timed.
+  std::vector<tremor::QuantizedValues> values(1 << 16);
+  std::vector<tremor::FeatureVector> features(1 << 16);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    values[i] = stream.values();
+    features[i] = stream.features();
+  }
+  auto store = std::make_unique<tremor::SegmentStore>();
+  std::size_t i = 0;
+  for (auto _ : state) {
+    if (store->size() >= 4'000'000) {  // bounded memory over long benchmark runs
+      state.PauseTiming();
+      store = std::make_unique<tremor::SegmentStore>();
+      state.ResumeTiming();
+    }
+    benchmark::DoNotOptimize(store->append(values[i], features[i], 3));
+    i = (i + 1) & (values.size() - 1);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SegmentStoreAppend);
+
+void BM_MemoryPerSegment(benchmark::State& state) {
+  const auto segments = static_cast<std::size_t>(state.range(0));
+  double bytes_per_segment = 0;
+  for (auto _ : state) {
+    SegmentStream stream;
+    tremor::SegmentStore store;
+    for (std::size_t i = 0; i < segments; ++i) store.append(stream.values(), stream.features(), 1);
+    bytes_per_segment = static_cast<double>(store.memory_bytes()) / static_cast<double>(segments);
+  }
+  state.counters["bytes_per_segment"] = bytes_per_segment;
+}
+BENCHMARK(BM_MemoryPerSegment)->Arg(1'000'000)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+void BM_Finalize(benchmark::State& state) {
+  SegmentStream stream;
+  tremor::SegmentStore store;
+  for (std::int64_t i = 0; i < state.range(0); ++i) store.append(stream.values(), stream.features(), 1);
+  for (auto _ : state) benchmark::DoNotOptimize(store.finalize());
+}
+BENCHMARK(BM_Finalize)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+
+void BM_ProgramMerge(benchmark::State& state) {
+  const auto ranks = static_cast<std::size_t>(state.range(0));
+  std::mt19937_64 engine(7);
+  std::lognormal_distribution<double> seconds(-7.0, 1.0);
+  std::vector<tremor::BinTable> tables(ranks);
+  for (auto& table : tables) {
+    tremor::StreamingQuantizer quantizer;
+    for (int i = 0; i < 2000; ++i) quantizer.insert(seconds(engine));
+    table = quantizer.bins();
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(tremor::merge_program_bins(tables));
+  state.counters["input_bins"] = static_cast<double>(ranks * tables[0].size());
+}
+BENCHMARK(BM_ProgramMerge)->Arg(10'000)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,257 @@
+#include "tremor/config.hpp"
+
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+
+namespace tremor {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+std::optional<double> to_double(std::string_view text) {
+  text = trim(text);
+  if (text.empty() || text.size() > 64) return std::nullopt;
+  std::string copy(text);
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(copy.c_str(), &end);
+  if (errno != 0 || end != copy.c_str() + copy.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+template <typename Int>
+std::optional<Int> to_integer(std::string_view text) {
+  text = trim(text);
+  Int value{};
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::string format_double(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+std::optional<std::string> parse_bool(std::string_view text, bool& out) {
+  text = trim(text);
+  if (text == "1" || text == "yes" || text == "on" || text == "true") { out = true; return std::nullopt; }
+  if (text == "0" || text == "no" || text == "off" || text == "false") { out = false; return std::nullopt; }
+  return "must be 1/0, yes/no, on/off or true/false";
+}
+
+std::optional<std::string> parse_real_in(std::string_view text, double& out, double lo, double hi, bool lo_open) {
+  const auto value = to_double(text);
+  if (!value) return "is not a number";
+  if ((lo_open ? *value <= lo : *value < lo) || *value > hi) {
+    return "must be in " + std::string(lo_open ? "(" : "[") + format_double(lo) + ", " + format_double(hi) + "]";
+  }
+  out = *value;
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_int_in(std::string_view text, int& out, int lo, int hi) {
+  const auto value = to_integer<long long>(text);
+  if (!value) return "is not a whole number";
+  if (*value < lo || *value > hi) {
+    return "must be between " + std::to_string(lo) + " and " + std::to_string(hi);
+  }
+  out = static_cast<int>(*value);
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_scales(std::string_view text, Config& c) {
+  std::vector<double> scales;
+  std::string_view rest = text;
+  while (true) {
+    const auto comma = rest.find(',');
+    const auto item = trim(rest.substr(0, comma));
+    const auto value = to_double(item);
+    if (!value || *value <= 1.0 || *value > 1e9) return "must be a comma-separated list of factors > 1 (e.g. 2,4,8)";
+    scales.push_back(*value);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  if (scales.size() > 32) return "lists more than 32 factors";
+  c.scales = std::move(scales);
+  return std::nullopt;
+}
+
+std::string render_scales(const Config& c) {
+  std::string out;
+  for (double s : c.scales) out += (out.empty() ? "" : ",") + format_double(s);
+  return out;
+}
+
+std::optional<std::string> parse_report(std::string_view text, Config& c) {
+  text = trim(text);
+  if (text == "text") c.report = ReportFormat::text;
+  else if (text == "json") c.report = ReportFormat::json;
+  else if (text == "both") c.report = ReportFormat::both;
+  else if (text == "none") c.report = ReportFormat::none;
+  else return "must be text, json, both or none";
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_log_level(std::string_view text, Config& c) {
+  text = trim(text);
+  static constexpr std::array levels{"off", "error", "warn", "info", "debug", "trace"};
+  for (const char* level : levels) {
+    if (text == level) { c.log_level = level; return std::nullopt; }
+  }
+  return "must be off, error, warn, info, debug or trace";
+}
+
+std::optional<std::string> parse_output_dir(std::string_view text, Config& c) {
+  text = trim(text);
+  if (text.empty()) return "is empty";
+  if (text.size() > 3000) return "is longer than 3000 characters";
+  for (char ch : text) {
+    if (static_cast<unsigned char>(ch) < 0x20) return "contains control characters";
+  }
+  c.output_dir = std::string(text);
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_counters(std::string_view text, Config& c) {
+  if (text.size() > 1024) return "is longer than 1024 characters";
+  for (char ch : text) {
+    if (static_cast<unsigned char>(ch) < 0x20) return "contains control characters";
+  }
+  c.counters = std::string(trim(text));
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_seed(std::string_view text, Config& c) {
+  const auto value = to_integer<std::uint64_t>(text);
+  if (!value) return "must be a non-negative whole number below 2^64";
+  c.seed = *value;
+  return std::nullopt;
+}
+
+constexpr std::array kSettingTable{
+    Setting{"TREMOR_ENABLE", "1", "Set to 0 to load Tremor but record nothing.",
+            [](std::string_view t, Config& c) { return parse_bool(t, c.enabled); },
+            [](const Config& c) { return std::string(c.enabled ? "1" : "0"); }},
+    Setting{"TREMOR_OUTPUT_DIR", ".", "Directory for the HDF5 file and JSON report (never overwritten).",
+            parse_output_dir, [](const Config& c) { return c.output_dir; }},
+    Setting{"TREMOR_COUNTERS", "", "PAPI events tried in order for the work counter (empty: PAPI_FP_INS,PAPI_TOT_INS; 'cputime': thread CPU time).",
+            parse_counters, [](const Config& c) { return c.counters; }},
+    Setting{"TREMOR_REPORT", "text", "End-of-run report on rank 0's stderr: text, json, both or none.",
+            parse_report, [](const Config& c) { return std::string(to_string(c.report)); }},
+    Setting{"TREMOR_LOG_LEVEL", "info", "Log level: off, error, warn, info (one start-up line), debug, trace.",
+            parse_log_level, [](const Config& c) { return c.log_level; }},
+    Setting{"TREMOR_MAD_FACTOR", "4", "A segment is interfered when its duration exceeds median + factor x MAD of its group.",
+            [](std::string_view t, Config& c) { return parse_real_in(t, c.mad_factor, 0.0, 100.0, true); },
+            [](const Config& c) { return format_double(c.mad_factor); }},
+    Setting{"TREMOR_CLUSTER_THRESHOLD", "0.1", "Relative distance below which work values join one cluster.",
+            [](std::string_view t, Config& c) { return parse_real_in(t, c.cluster_threshold, 0.0, 10.0, true); },
+            [](const Config& c) { return format_double(c.cluster_threshold); }},
+    Setting{"TREMOR_MIN_GROUP", "5", "Groups with fewer segments are not used for estimation.",
+            [](std::string_view t, Config& c) { return parse_int_in(t, c.min_group, 3, 1000000); },
+            [](const Config& c) { return std::to_string(c.min_group); }},
+    Setting{"TREMOR_SCALES", "2,4,8", "Process-count factors for the run-time predictions.",
+            parse_scales, render_scales},
+    Setting{"TREMOR_BOOTSTRAP_REPLICAS", "1000", "Bootstrap replicas per prediction.",
+            [](std::string_view t, Config& c) { return parse_int_in(t, c.bootstrap_replicas, 100, 1000000); },
+            [](const Config& c) { return std::to_string(c.bootstrap_replicas); }},
+    Setting{"TREMOR_SEED", "20260101", "Seed of every random draw of the analysis (same seed, same report).",
+            parse_seed, [](const Config& c) { return std::to_string(c.seed); }},
+    Setting{"TREMOR_DETAIL_RANKS", "256", "At most this many ranks keep per-segment detail in the file (evenly spaced).",
+            [](std::string_view t, Config& c) { return parse_int_in(t, c.detail_ranks, 1, 65536); },
+            [](const Config& c) { return std::to_string(c.detail_ranks); }},
+};
+
+// Reads NAME=VALUE lines ('#' comments) of a TREMOR_CONFIG file.
+std::map<std::string, std::string, std::less<>> read_config_file(const std::string& path,
+                                                                  std::vector<std::string>& messages) {
+  std::map<std::string, std::string, std::less<>> values;
+  std::ifstream in(path);
+  if (!in) {
+    messages.push_back("TREMOR_CONFIG='" + path + "' cannot be read; using the environment and defaults only");
+    return values;
+  }
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line) && number < 10000) {
+    ++number;
+    const auto text = trim(line);
+    if (text.empty() || text.front() == '#') continue;
+    const auto eq = text.find('=');
+    if (eq == std::string_view::npos) {
+      messages.push_back("TREMOR_CONFIG line " + std::to_string(number) + " is not NAME=VALUE; ignored");
+      continue;
+    }
+    values[std::string(trim(text.substr(0, eq)))] = std::string(trim(text.substr(eq + 1)));
+  }
+  return values;
+}
+
+std::string printable(std::string_view text) {
+  std::string out;
+  for (char ch : text.substr(0, 80)) out += (static_cast<unsigned char>(ch) < 0x20 ? '?' : ch);
+  if (text.size() > 80) out += "...";
+  return out;
+}
+
+}  // namespace
+
+std::span<const Setting> settings() { return kSettingTable; }
+
+std::string_view to_string(ReportFormat format) {
+  switch (format) {
+    case ReportFormat::text: return "text";
+    case ReportFormat::json: return "json";
+    case ReportFormat::both: return "both";
+    case ReportFormat::none: return "none";
+  }
+  return "text";
+}
+
+EnvLookup process_environment() {
+  return [](std::string_view name) -> std::optional<std::string> {
+    const char* value = std::getenv(std::string(name).c_str());
+    if (!value) return std::nullopt;
+    return std::string(value);
+  };
+}
+
+ConfigResult load_config(const EnvLookup& lookup) {
+  ConfigResult result;
+  std::map<std::string, std::string, std::less<>> from_file;
+  if (const auto path = lookup("TREMOR_CONFIG"); path && !path->empty()) {
+    from_file = read_config_file(*path, result.messages);
+  }
+  for (const Setting& setting : kSettingTable) {
+    std::optional<std::string> text = lookup(setting.name);
+    if (!text) {
+      if (const auto it = from_file.find(setting.name); it != from_file.end()) text = it->second;
+    }
+    if (!text) continue;
+    if (auto error = setting.parse(*text, result.config)) {
+      result.messages.push_back(std::string(setting.name) + "='" + printable(*text) + "' " + *error +
+                                "; using the default '" + std::string(setting.default_value) + "'");
+    }
+  }
+  return result;
+}
+
+std::vector<std::pair<std::string, std::string>> effective_configuration(const Config& config) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Setting& setting : kSettingTable) out.emplace_back(setting.name, setting.render(config));
+  return out;
+}
+
+}  // namespace tremor

@@ -1,0 +1,67 @@
+// The one configuration table (STYLE.md §5). Every TREMOR_* setting is one
+// entry: name, default, meaning and parser. Parsing, the validation messages,
+// `tremor config`, the README table and the effective configuration saved in
+// every output file all come from kSettings.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tremor {
+
+enum class ReportFormat { text, json, both, none };
+
+struct Config {
+  bool enabled = true;
+  std::string output_dir = ".";
+  std::string counters;  // empty: the counter layer's default order
+  ReportFormat report = ReportFormat::text;
+  std::string log_level = "info";
+  double mad_factor = 4.0;
+  double cluster_threshold = 0.1;
+  int min_group = 5;
+  std::vector<double> scales{2.0, 4.0, 8.0};
+  int bootstrap_replicas = 1000;
+  std::uint64_t seed = 20260101;
+  int detail_ranks = 256;
+};
+
+struct Setting {
+  std::string_view name;
+  std::string_view default_value;
+  std::string_view meaning;
+  // Parses text into config; returns an error sentence on a bad value.
+  std::optional<std::string> (*parse)(std::string_view text, Config& config);
+  // Renders the value in use, for the effective configuration.
+  std::string (*render)(const Config& config);
+};
+
+std::span<const Setting> settings();
+
+// Looks a variable up; returns nullopt when unset. Injected so tests need no
+// real environment.
+using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
+EnvLookup process_environment();
+
+struct ConfigResult {
+  Config config;
+  // One clear sentence per rejected value: "TREMOR_X='v' is ...; using default 'd'".
+  std::vector<std::string> messages;
+};
+
+// Reads every setting; a missing or bad value keeps its default. If
+// TREMOR_CONFIG names a file of NAME=VALUE lines, those are read first and
+// the environment overrides them.
+ConfigResult load_config(const EnvLookup& lookup);
+
+// Every setting with the value in use, in table order.
+std::vector<std::pair<std::string, std::string>> effective_configuration(const Config& config);
+
+std::string_view to_string(ReportFormat format);
+
+}  // namespace tremor

@@ -1,0 +1,122 @@
+// Streaming histogram quantizer (STATISTICS.md §7, Ben-Haim & Tom-Tov 2010).
+//
+// Bins are kept as parallel arrays sorted by rep = sum/count. An insert is a
+// binary search and, when the table is full, one SIMD scan for the closest
+// pair of "bins + new value" followed by a single shift of the slots between
+// the new value and that pair: O(B) with small constants, no allocation.
+//
+// Samples keep stable 16-bit bin ids. A merge forwards the higher bin's id to
+// the lower one (union-find with path compression). The id space holds 65536
+// ids, so whoever stores ids must call renumber() when ids_exhausted() (see
+// QuantizedColumn): live bins then take ids 0..size-1 again.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "tremor/chunked_array.hpp"
+#include "tremor/run_data.hpp"
+
+namespace tremor {
+
+class StreamingQuantizer {
+ public:
+  using Id = std::uint16_t;
+  static constexpr std::size_t kMaxBins = 256;
+  static constexpr std::size_t kIdSpace = 65536;
+
+  // max_bins is clamped to [1, kMaxBins].
+  explicit StreamingQuantizer(std::size_t max_bins = kMaxBins);
+
+  // Precondition: !ids_exhausted(). Non-finite values are counted as 0
+  // (non_finite_count() tells how many) so the sorted order stays valid.
+  Id insert(double value) noexcept;
+  bool ids_exhausted() const noexcept { return next_id_ >= kIdSpace; }
+
+  // Id of the live bin that absorbed `id` (path compression).
+  Id find(Id id) noexcept;
+
+  // Gives live bins the ids 0..size-1 in ascending rep order and writes, for
+  // every id issued so far, its new id into new_id_of (size >= ids_issued()).
+  void renumber(std::span<Id> new_id_of) noexcept;
+
+  // Dense index (position in ascending rep order) of every issued id, written
+  // into dense_of (size >= ids_issued()); does not change the bins.
+  void dense_indices(std::span<Id> dense_of) noexcept;
+
+  BinTable bins() const;  // ascending rep
+  std::size_t size() const noexcept { return size_; }
+  std::size_t max_bins() const noexcept { return max_bins_; }
+  std::size_t ids_issued() const noexcept { return next_id_; }
+  std::uint64_t non_finite_count() const noexcept { return non_finite_; }
+  std::size_t memory_bytes() const noexcept;
+
+ private:
+  void move_range(std::size_t begin, std::size_t end, std::size_t to) noexcept;
+  void place(std::size_t slot, double value, Id id) noexcept;
+  void absorb_value(std::size_t slot, double value) noexcept;
+  void absorb_bin(std::size_t into, std::size_t from) noexcept;
+
+  static constexpr std::size_t kSlots = kMaxBins;
+  std::size_t max_bins_;
+  std::size_t size_ = 0;
+  std::array<double, kSlots> rep_{};
+  std::array<double, kSlots> sum_{};
+  std::array<std::uint64_t, kSlots> count_{};
+  std::array<double, kSlots> min_{};
+  std::array<double, kSlots> max_{};
+  std::array<Id, kSlots> id_{};
+  std::vector<Id> forward_;  // kIdSpace entries, allocated once: insert never allocates
+  std::size_t next_id_ = 0;
+  std::uint64_t non_finite_ = 0;
+};
+
+// Finalised view of one quantized column: bins ascending by rep and, per
+// stored sample, the dense index of its bin.
+struct QuantizedColumnResult {
+  BinTable bins;
+  std::vector<std::uint8_t> index;
+};
+
+// A quantizer plus the per-sample ids it hands out: 2 bytes per sample.
+// When the id space runs out, only the samples stored since the previous
+// renumbering (the current epoch) are rewritten; older epochs keep the small
+// map of their epoch's start ids, and finalize() composes those maps
+// backwards. Each epoch holds at least 65536 - 257 samples, so the rewrite
+// is amortized O(1) per sample and the maps cost < 0.01 byte per sample.
+class QuantizedColumn {
+ public:
+  explicit QuantizedColumn(std::size_t max_bins = StreamingQuantizer::kMaxBins);
+
+  // Makes room for one more sample (may renumber); false if memory ran out.
+  bool reserve_next() noexcept;
+  // Precondition: reserve_next() returned true since the last append.
+  void append_reserved(double value) noexcept;
+  bool append(double value) noexcept {
+    if (!reserve_next()) return false;
+    append_reserved(value);
+    return true;
+  }
+  QuantizedColumnResult finalize();
+  std::size_t size() const noexcept { return samples_.size(); }
+  std::size_t memory_bytes() const noexcept;
+  const StreamingQuantizer& quantizer() const noexcept { return quantizer_; }
+
+ private:
+  void start_new_epoch();
+
+  struct Epoch {
+    std::size_t first_sample = 0;
+    // Start ids of this epoch -> start ids of the next one (set when it ends).
+    std::vector<StreamingQuantizer::Id> exit_map;
+    std::size_t start_ids = 0;
+  };
+  StreamingQuantizer quantizer_;
+  ChunkedArray<StreamingQuantizer::Id> samples_;
+  std::vector<Epoch> epochs_;
+  std::vector<StreamingQuantizer::Id> scratch_;  // id -> new id, kIdSpace entries, made on first renumbering
+};
+
+}  // namespace tremor

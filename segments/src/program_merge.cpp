@@ -1,0 +1,120 @@
+#include "tremor/program_merge.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <queue>
+#include <tuple>
+
+namespace tremor {
+namespace {
+
+struct Item {
+  double rep;
+  std::uint32_t rank;
+  std::uint32_t local;
+};
+
+// A candidate pair; it is stale once either side has merged since it was
+// made (checked on pop: lazy deletion).
+struct Gap {
+  double width;
+  std::uint32_t left;  // position in sorted order: ties go to the leftmost pair
+  std::uint32_t right;
+};
+bool before(const Gap& a, const Gap& b) { return a.width < b.width || (a.width == b.width && a.left < b.left); }
+// std::priority_queue is a max-heap: "greater" means "popped later".
+struct PoppedLater {
+  bool operator()(const Gap& a, const Gap& b) const { return before(b, a); }
+};
+
+}  // namespace
+
+ProgramBins merge_program_bins(std::span<const BinTable> per_rank, std::size_t max_bins) {
+  max_bins = std::clamp<std::size_t>(max_bins, 1, 65536);
+  std::vector<Item> items;
+  std::size_t total = 0;
+  for (const BinTable& table : per_rank) total += table.size();
+  items.reserve(total);
+  for (std::uint32_t r = 0; r < per_rank.size(); ++r)
+    for (std::uint32_t i = 0; i < per_rank[r].size(); ++i) items.push_back({per_rank[r][i].rep(), r, i});
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    return std::tie(a.rep, a.rank, a.local) < std::tie(b.rep, b.rank, b.local);
+  });
+
+  const std::size_t n = items.size();
+  constexpr std::uint32_t kDead = 0xFFFFFFFF;
+  // Hot state of one sorted item in 16 bytes, so checking a candidate pair
+  // costs two cache lines; the bins themselves are touched only on a merge.
+  struct Node {
+    double rep;
+    std::uint32_t next;      // n = none, kDead once merged away
+    std::uint32_t previous;  // n = none
+  };
+  std::vector<Node> nodes(n);
+  std::vector<Bin> bins(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    bins[k] = per_rank[items[k].rank][items[k].local];
+    nodes[k] = {items[k].rep, static_cast<std::uint32_t>(k + 1), static_cast<std::uint32_t>(k == 0 ? n : k - 1)};
+  }
+
+  // The initial gaps are sorted once (cache-friendly); only gaps created by
+  // merges go through the heap. Each step takes the smaller of both heads.
+  std::vector<Gap> initial;
+  initial.reserve(n);
+  for (std::uint32_t k = 0; k + 1 < n; ++k) initial.push_back({nodes[k + 1].rep - nodes[k].rep, k, k + 1});
+  std::sort(initial.begin(), initial.end(), before);
+  std::size_t next_initial = 0;
+  std::priority_queue<Gap, std::vector<Gap>, PoppedLater> created;
+
+  std::size_t live = n;
+  while (live > max_bins) {
+    const bool take_initial =
+        next_initial < initial.size() && (created.empty() || before(initial[next_initial], created.top()));
+    if (!take_initial && created.empty()) break;
+    const Gap gap = take_initial ? initial[next_initial] : created.top();
+    if (take_initial) {
+      ++next_initial;
+    } else {
+      created.pop();
+    }
+    Node& left = nodes[gap.left];
+    // A pair is current iff still adjacent (then both are alive) and neither
+    // rep moved since the gap was computed.
+    if (left.next != gap.right) continue;
+    Node& right = nodes[gap.right];
+    if (right.rep - left.rep != gap.width) continue;
+    Bin& lo = bins[gap.left];
+    const Bin& hi = bins[gap.right];
+    lo.sum += hi.sum;
+    lo.count += hi.count;
+    lo.min = std::min(lo.min, hi.min);
+    lo.max = std::max(lo.max, hi.max);
+    left.rep = lo.rep();
+    left.next = right.next;
+    right.next = kDead;
+    --live;
+    if (left.next < n) {
+      nodes[left.next].previous = gap.left;
+      created.push({nodes[left.next].rep - left.rep, gap.left, left.next});
+    }
+    if (left.previous < n) created.push({left.rep - nodes[left.previous].rep, left.previous, gap.left});
+  }
+
+  ProgramBins out;
+  out.bins.reserve(live);
+  out.local_to_global.resize(per_rank.size());
+  for (std::size_t r = 0; r < per_rank.size(); ++r) out.local_to_global[r].resize(per_rank[r].size());
+  // A merged bin dies into its left neighbour, so every item belongs to the
+  // nearest live item at or before it.
+  std::size_t global = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (nodes[k].next != kDead) {
+      out.bins.push_back(bins[k]);
+      global = out.bins.size() - 1;
+    }
+    out.local_to_global[items[k].rank][items[k].local] = static_cast<std::uint16_t>(global);
+  }
+  return out;
+}
+
+}  // namespace tremor

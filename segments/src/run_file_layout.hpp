@@ -1,0 +1,57 @@
+// The names the writer and the reader share (docs/schema.md). Metric
+// datasets are named from metrics.def; the rest from these tables, so the two
+// sides cannot drift apart.
+#pragma once
+#include <array>
+#include <string_view>
+#include <utility>
+
+#include "tremor/run_data.hpp"
+
+namespace tremor::layout {
+
+inline constexpr std::string_view kSchemaVersionAttribute = "schema_version";
+
+inline constexpr std::array kMetadataStrings = {
+    std::pair{"tremor_version", &RunMetadata::tremor_version},
+    std::pair{"command_line", &RunMetadata::command_line},
+    std::pair{"mpi_flavour", &RunMetadata::mpi_flavour},
+    std::pair{"mpi_library_version", &RunMetadata::mpi_library_version},
+    std::pair{"counter_source", &RunMetadata::counter_source},
+    std::pair{"counter_unit", &RunMetadata::counter_unit},
+    std::pair{"job_id", &RunMetadata::job_id},
+};
+inline constexpr std::array kMetadataIntegers = {
+    std::pair{"world_size", &RunMetadata::world_size},
+    std::pair{"node_count", &RunMetadata::node_count},
+};
+inline constexpr std::array kMetadataNumbers = {
+    std::pair{"start_time_unix", &RunMetadata::start_time_unix},
+    std::pair{"end_time_unix", &RunMetadata::end_time_unix},
+    std::pair{"run_time_s", &RunMetadata::run_time_s},
+};
+inline constexpr const char* kPartialAttribute = "partial";
+inline constexpr const char* kCounterEvents = "/counter_events";
+inline constexpr const char* kCallNames = "/call_names";
+
+inline constexpr std::array kSegmentNumbers = {
+    std::pair{"duration_s", &SegmentTable::duration_s},
+    std::pair{"duration_upper_s", &SegmentTable::duration_upper_s},
+    std::pair{"work", &SegmentTable::work},
+    std::pair{"mpi_time_s", &SegmentTable::mpi_time_s},
+    std::pair{"io_time_s", &SegmentTable::io_time_s},
+    std::pair{"late_wait_s", &SegmentTable::late_wait_s},
+};
+inline constexpr const char* kSegmentSignature = "signature";
+inline constexpr const char* kSegmentLateRank = "late_rank";
+inline constexpr const char* kSegmentClosingCall = "closing_call";
+
+inline constexpr std::array kBinColumns = {"sum", "count", "min", "max"};
+
+inline constexpr std::array kInjectionNumbers = {
+    std::pair{"time_s", &InjectionRecord::time_s},
+    std::pair{"requested_us", &InjectionRecord::requested_us},
+    std::pair{"spent_us", &InjectionRecord::spent_us},
+};
+
+}  // namespace tremor::layout

@@ -1,0 +1,245 @@
+// Reader of the run file: every dataset is checked for presence, type class,
+// rank and shape, and stored indices for range, before RunData is returned.
+#include <limits>
+
+#include "hdf5_util.hpp"
+#include "run_file_layout.hpp"
+#include "tremor/run_file.hpp"
+
+namespace tremor {
+namespace {
+
+using hdf5::Handle;
+
+bool fail(std::string& error, std::string message) {
+  error = std::move(message);
+  return false;
+}
+
+bool same_length(std::size_t actual, std::size_t expected, const std::string& what, std::string& error) {
+  if (actual == expected) return true;
+  return fail(error, "inconsistent sizes: " + what + " has " + std::to_string(actual) + " entries, expected " +
+                         std::to_string(expected));
+}
+
+bool read_metadata(hid_t file, RunMetadata& meta, std::string& error) {
+  Handle root(H5Gopen2(file, "/", H5P_DEFAULT), H5Gclose);
+  if (!root.valid()) return fail(error, "cannot open the root group");
+  const std::string version_name(layout::kSchemaVersionAttribute);
+  if (H5Aexists(root.get(), version_name.c_str()) <= 0)
+    return fail(error, "not a Tremor run file: no '" + version_name + "' attribute");
+  std::int32_t version = 0;
+  if (!hdf5::read_attribute(root.get(), version_name, H5T_NATIVE_INT32, true, &version, error)) return false;
+  if (version != kSchemaVersion)
+    return fail(error, "unsupported schema version " + std::to_string(version) + " (this build reads version " +
+                           std::to_string(kSchemaVersion) + ")");
+  meta.schema_version = version;
+  for (const auto& [name, member] : layout::kMetadataStrings)
+    if (!hdf5::read_string_attribute(root.get(), name, meta.*member, error)) return false;
+  for (const auto& [name, member] : layout::kMetadataIntegers)
+    if (!hdf5::read_attribute(root.get(), name, H5T_NATIVE_INT32, true, &(meta.*member), error)) return false;
+  for (const auto& [name, member] : layout::kMetadataNumbers)
+    if (!hdf5::read_attribute(root.get(), name, H5T_NATIVE_DOUBLE, false, &(meta.*member), error)) return false;
+  std::uint8_t partial = 0;
+  if (!hdf5::read_attribute(root.get(), layout::kPartialAttribute, H5T_NATIVE_UINT8, true, &partial, error))
+    return false;
+  meta.partial = partial != 0;
+  if (meta.world_size < 0) return fail(error, "negative world_size");
+  std::vector<std::string> names, values;
+  if (!hdf5::read_strings(file, layout::kCounterEvents, meta.counter_events, error) ||
+      !hdf5::read_strings(file, layout::kCallNames, meta.call_names, error) ||
+      !hdf5::read_strings(file, "/configuration/name", names, error) ||
+      !hdf5::read_strings(file, "/configuration/value", values, error) ||
+      !same_length(values.size(), names.size(), "/configuration/value", error))
+    return false;
+  meta.configuration.clear();
+  for (std::size_t i = 0; i < names.size(); ++i) meta.configuration.emplace_back(names[i], values[i]);
+  return true;
+}
+
+bool read_ranks(hid_t file, std::size_t world_size, std::vector<RankInfo>& ranks, std::string& error) {
+  std::vector<std::int32_t> rank, node_id, local_rank;
+  std::vector<std::string> hostname;
+  if (!hdf5::read_vector(file, "/ranks/rank", rank, error) ||
+      !hdf5::read_strings(file, "/ranks/hostname", hostname, error) ||
+      !hdf5::read_vector(file, "/ranks/node_id", node_id, error) ||
+      !hdf5::read_vector(file, "/ranks/local_rank", local_rank, error) ||
+      !same_length(rank.size(), world_size, "/ranks/rank", error) ||
+      !same_length(hostname.size(), world_size, "/ranks/hostname", error) ||
+      !same_length(node_id.size(), world_size, "/ranks/node_id", error) ||
+      !same_length(local_rank.size(), world_size, "/ranks/local_rank", error))
+    return false;
+  ranks.resize(world_size);
+  for (std::size_t i = 0; i < world_size; ++i) ranks[i] = {rank[i], hostname[i], node_id[i], local_rank[i]};
+  return true;
+}
+
+bool read_bins(hid_t file, std::array<BinTable, kQuantizedCount>& bins, std::string& error) {
+  for (std::size_t m = 0; m < kQuantizedCount; ++m) {
+    const std::string group = "/bins/" + std::string(kQuantizedMetrics[m].name) + "/";
+    std::vector<double> sum, min, max;
+    std::vector<std::uint64_t> count;
+    if (!hdf5::read_vector(file, group + layout::kBinColumns[0], sum, error) ||
+        !hdf5::read_vector(file, group + layout::kBinColumns[1], count, error) ||
+        !hdf5::read_vector(file, group + layout::kBinColumns[2], min, error) ||
+        !hdf5::read_vector(file, group + layout::kBinColumns[3], max, error) ||
+        !same_length(count.size(), sum.size(), group + "count", error) ||
+        !same_length(min.size(), sum.size(), group + "min", error) ||
+        !same_length(max.size(), sum.size(), group + "max", error))
+      return false;
+    if (sum.size() > std::numeric_limits<std::uint16_t>::max() + std::size_t{1})
+      return fail(error, group + " has more bins than a uint16 index can address");
+    bins[m].resize(sum.size());
+    for (std::size_t i = 0; i < sum.size(); ++i) bins[m][i] = Bin{sum[i], count[i], min[i], max[i]};
+  }
+  return true;
+}
+
+bool read_segments(hid_t file, SegmentTable& segments, std::string& error) {
+  bool ok = true;
+  for (const auto& [name, member] : layout::kSegmentNumbers)
+    ok = ok && hdf5::read_vector(file, std::string("/segments/") + name, segments.*member, error);
+  ok = ok && hdf5::read_vector(file, std::string("/segments/") + layout::kSegmentSignature, segments.signature, error) &&
+       hdf5::read_vector(file, std::string("/segments/") + layout::kSegmentLateRank, segments.late_rank, error) &&
+       hdf5::read_vector(file, std::string("/segments/") + layout::kSegmentClosingCall, segments.closing_call, error);
+  if (!ok) return false;
+  const std::size_t n = segments.size();
+  for (const auto& [name, member] : layout::kSegmentNumbers)
+    ok = ok && same_length((segments.*member).size(), n, std::string("/segments/") + name, error);
+  return ok && same_length(segments.signature.size(), n, "/segments/signature", error) &&
+         same_length(segments.late_rank.size(), n, "/segments/late_rank", error) &&
+         same_length(segments.closing_call.size(), n, "/segments/closing_call", error);
+}
+
+bool read_detail(hid_t file, const RunData& run, DetailRanks& detail, std::string& error) {
+  if (!hdf5::read_vector(file, "/detail/ranks", detail.ranks, error)) return false;
+  const std::size_t rows = detail.ranks.size();
+  std::vector<hsize_t> dims;
+  bool first = true;
+  auto read_matrix = [&](const std::string& name, auto& values) {
+    if (!hdf5::read_array(file, name, 2, dims, values, error)) return false;
+    if (first) detail.segments = static_cast<std::size_t>(dims[1]);
+    first = false;
+    if (dims[0] != rows || dims[1] != detail.segments)
+      return fail(error, "inconsistent sizes: " + name + " is " + std::to_string(dims[0]) + " x " +
+                             std::to_string(dims[1]) + ", expected " + std::to_string(rows) + " x " +
+                             std::to_string(detail.segments));
+    return true;
+  };
+  for (std::size_t m = 0; m < kQuantizedCount; ++m) {
+    const std::string name = "/detail/" + std::string(kQuantizedMetrics[m].name);
+    if (!read_matrix(name, detail.global_index[m])) return false;
+    for (std::uint16_t index : detail.global_index[m])
+      if (index >= run.global_bins[m].size())
+        return fail(error, name + " holds bin index " + std::to_string(index) + " but there are only " +
+                               std::to_string(run.global_bins[m].size()) + " bins");
+  }
+  if (!read_matrix("/detail/signature_index", detail.signature_index)) return false;
+  if (rows > 0 && detail.segments != run.segments.size())
+    return fail(error, "inconsistent sizes: /detail has " + std::to_string(detail.segments) +
+                           " segments, /segments has " + std::to_string(run.segments.size()));
+  std::vector<std::uint64_t> flat;
+  if (!hdf5::read_array(file, "/detail/signatures", 2, dims, flat, error)) return false;
+  if (dims[1] != kFeatureCount)
+    return fail(error, "/detail/signatures has " + std::to_string(dims[1]) + " columns, expected " +
+                           std::to_string(kFeatureCount));
+  detail.signatures.resize(static_cast<std::size_t>(dims[0]));
+  for (std::size_t e = 0; e < detail.signatures.size(); ++e)
+    for (std::size_t f = 0; f < kFeatureCount; ++f) detail.signatures[e][f] = flat[e * kFeatureCount + f];
+  if (!hdf5::read_vector(file, "/detail/signature_offset", detail.signature_offset, error) ||
+      !same_length(detail.signature_offset.size(), rows, "/detail/signature_offset", error))
+    return false;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::size_t begin = detail.signature_offset[r];
+    const std::size_t end = r + 1 < rows ? detail.signature_offset[r + 1] : detail.signatures.size();
+    if (begin > end || end > detail.signatures.size())
+      return fail(error, "/detail/signature_offset is not an ascending list of offsets into /detail/signatures");
+    for (std::size_t s = 0; s < detail.segments; ++s)
+      if (detail.signature_index[r * detail.segments + s] >= end - begin)
+        return fail(error, "/detail/signature_index of rank row " + std::to_string(r) +
+                               " points past that rank's dictionary");
+  }
+  return true;
+}
+
+bool read_totals(hid_t file, RunData& run, std::size_t world_size, std::string& error) {
+  run.raw_totals.assign(world_size, QuantizedValues{});
+  run.raw_feature_totals.assign(world_size, FeatureVector{});
+  for (std::size_t m = 0; m < kQuantizedCount; ++m) {
+    const std::string name = "/totals/" + std::string(kQuantizedMetrics[m].name);
+    std::vector<double> values;
+    if (!hdf5::read_vector(file, name, values, error) || !same_length(values.size(), world_size, name, error))
+      return false;
+    for (std::size_t r = 0; r < world_size; ++r) run.raw_totals[r][m] = values[r];
+  }
+  for (std::size_t f = 0; f < kFeatureCount; ++f) {
+    const std::string name = "/totals/" + std::string(kFeatureMetrics[f].name);
+    std::vector<std::uint64_t> values;
+    if (!hdf5::read_vector(file, name, values, error) || !same_length(values.size(), world_size, name, error))
+      return false;
+    for (std::size_t r = 0; r < world_size; ++r) run.raw_feature_totals[r][f] = values[r];
+  }
+  return true;
+}
+
+bool read_injection(hid_t file, std::vector<InjectionRecord>& records, std::string& error) {
+  std::vector<std::int32_t> rank;
+  std::vector<std::string> call;
+  if (!hdf5::read_vector(file, "/injection/rank", rank, error) ||
+      !hdf5::read_strings(file, "/injection/call", call, error) ||
+      !same_length(call.size(), rank.size(), "/injection/call", error))
+    return false;
+  records.assign(rank.size(), InjectionRecord{});
+  for (std::size_t i = 0; i < rank.size(); ++i) {
+    records[i].rank = rank[i];
+    records[i].call = call[i];
+  }
+  for (const auto& [name, member] : layout::kInjectionNumbers) {
+    std::vector<double> values;
+    const std::string path = std::string("/injection/") + name;
+    if (!hdf5::read_vector(file, path, values, error) || !same_length(values.size(), rank.size(), path, error))
+      return false;
+    for (std::size_t i = 0; i < rank.size(); ++i) records[i].*member = values[i];
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<RunData> read_run(const std::filesystem::path& path, std::string& error) {
+  hdf5::SilenceHdf5Errors silence;
+  std::error_code status_error;
+  if (!std::filesystem::is_regular_file(path, status_error)) {
+    error = "'" + path.string() + "' does not exist or is not a regular file";
+    return std::nullopt;
+  }
+  if (H5Fis_hdf5(path.c_str()) <= 0) {
+    error = "'" + path.string() + "' is not an HDF5 file";
+    return std::nullopt;
+  }
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!file.valid()) {
+    error = "cannot open '" + path.string() + "' as HDF5 (truncated or corrupted?)";
+    return std::nullopt;
+  }
+  RunData run;
+  std::string reason;
+  bool ok = false;
+  try {  // a corrupted shape can ask for more memory than exists
+    ok = read_metadata(file.get(), run.meta, reason) &&
+                  read_ranks(file.get(), static_cast<std::size_t>(run.meta.world_size), run.ranks, reason) &&
+                  read_bins(file.get(), run.global_bins, reason) && read_segments(file.get(), run.segments, reason) &&
+                  read_detail(file.get(), run, run.detail, reason) &&
+                  read_totals(file.get(), run, static_cast<std::size_t>(run.meta.world_size), reason) &&
+                  read_injection(file.get(), run.injection, reason);
+  } catch (const std::exception& exception) {
+    reason = std::string("cannot load: ") + exception.what();
+  }
+  if (!ok) {
+    error = "'" + path.string() + "': " + reason;
+    return std::nullopt;
+  }
+  return run;
+}
+
+}  // namespace tremor

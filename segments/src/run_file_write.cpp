@@ -1,0 +1,196 @@
+// Writer of the run file (docs/schema.md).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "hdf5_util.hpp"
+#include "run_file_layout.hpp"
+#include "tremor/run_file.hpp"
+
+namespace tremor {
+namespace {
+
+using hdf5::Handle;
+
+template <typename Row, typename Field>
+std::vector<Field> column(const std::vector<Row>& rows, Field Row::*member) {
+  std::vector<Field> out;
+  out.reserve(rows.size());
+  for (const Row& row : rows) out.push_back(row.*member);
+  return out;
+}
+
+bool write_metadata(hid_t file, const RunMetadata& meta, std::string& error) {
+  Handle root(H5Gopen2(file, "/", H5P_DEFAULT), H5Gclose);
+  const std::int32_t version = kSchemaVersion;  // always the version this code writes
+  bool ok = hdf5::write_attribute(root.get(), std::string(layout::kSchemaVersionAttribute), H5T_NATIVE_INT32,
+                                  &version, error);
+  for (const auto& [name, member] : layout::kMetadataStrings)
+    ok = ok && hdf5::write_string_attribute(root.get(), name, meta.*member, error);
+  for (const auto& [name, member] : layout::kMetadataIntegers)
+    ok = ok && hdf5::write_attribute(root.get(), name, H5T_NATIVE_INT32, &(meta.*member), error);
+  for (const auto& [name, member] : layout::kMetadataNumbers)
+    ok = ok && hdf5::write_attribute(root.get(), name, H5T_NATIVE_DOUBLE, &(meta.*member), error);
+  const std::uint8_t partial = meta.partial ? 1 : 0;
+  ok = ok && hdf5::write_attribute(root.get(), layout::kPartialAttribute, H5T_NATIVE_UINT8, &partial, error);
+  ok = ok && hdf5::write_strings(file, layout::kCounterEvents, meta.counter_events, error);
+  ok = ok && hdf5::write_strings(file, layout::kCallNames, meta.call_names, error);
+  if (!ok) return false;
+  Handle configuration = hdf5::open_or_create_group(file, "/configuration", error);
+  return configuration.valid() &&
+         hdf5::write_strings(configuration.get(), "name", column(meta.configuration, &std::pair<std::string, std::string>::first), error) &&
+         hdf5::write_strings(configuration.get(), "value", column(meta.configuration, &std::pair<std::string, std::string>::second), error);
+}
+
+bool write_ranks(hid_t file, const std::vector<RankInfo>& ranks, std::string& error) {
+  Handle group = hdf5::open_or_create_group(file, "/ranks", error);
+  return group.valid() && hdf5::write_vector(group.get(), "rank", column(ranks, &RankInfo::rank), error) &&
+         hdf5::write_strings(group.get(), "hostname", column(ranks, &RankInfo::hostname), error) &&
+         hdf5::write_vector(group.get(), "node_id", column(ranks, &RankInfo::node_id), error) &&
+         hdf5::write_vector(group.get(), "local_rank", column(ranks, &RankInfo::local_rank), error);
+}
+
+bool describe(hid_t object, const MetricInfo& metric, std::string& error) {
+  return hdf5::write_string_attribute(object, "unit", metric.unit, error) &&
+         hdf5::write_string_attribute(object, "meaning", metric.meaning, error);
+}
+
+bool write_bins(hid_t file, const std::array<BinTable, kQuantizedCount>& bins, std::string& error) {
+  for (std::size_t m = 0; m < kQuantizedCount; ++m) {
+    const MetricInfo& metric = kQuantizedMetrics[m];
+    Handle group = hdf5::open_or_create_group(file, "/bins/" + std::string(metric.name), error);
+    if (!group.valid() || !describe(group.get(), metric, error) ||
+        !hdf5::write_vector(group.get(), layout::kBinColumns[0], column(bins[m], &Bin::sum), error) ||
+        !hdf5::write_vector(group.get(), layout::kBinColumns[1], column(bins[m], &Bin::count), error) ||
+        !hdf5::write_vector(group.get(), layout::kBinColumns[2], column(bins[m], &Bin::min), error) ||
+        !hdf5::write_vector(group.get(), layout::kBinColumns[3], column(bins[m], &Bin::max), error))
+      return false;
+  }
+  return true;
+}
+
+bool write_segments(hid_t file, const SegmentTable& segments, std::string& error) {
+  Handle group = hdf5::open_or_create_group(file, "/segments", error);
+  if (!group.valid()) return false;
+  for (const auto& [name, member] : layout::kSegmentNumbers)
+    if (!hdf5::write_vector(group.get(), name, segments.*member, error)) return false;
+  return hdf5::write_vector(group.get(), layout::kSegmentSignature, segments.signature, error) &&
+         hdf5::write_vector(group.get(), layout::kSegmentLateRank, segments.late_rank, error) &&
+         hdf5::write_vector(group.get(), layout::kSegmentClosingCall, segments.closing_call, error);
+}
+
+bool write_detail(hid_t file, const DetailRanks& detail, std::string& error) {
+  Handle group = hdf5::open_or_create_group(file, "/detail", error);
+  if (!group.valid() || !hdf5::write_vector(group.get(), "ranks", detail.ranks, error)) return false;
+  const std::vector<hsize_t> matrix{detail.ranks.size(), detail.segments};
+  const std::size_t cells = detail.ranks.size() * detail.segments;
+  for (std::size_t m = 0; m < kQuantizedCount; ++m) {
+    if (detail.global_index[m].size() != cells) {
+      error = "detail matrix of " + std::string(kQuantizedMetrics[m].name) + " has " +
+              std::to_string(detail.global_index[m].size()) + " cells, expected ranks x segments = " +
+              std::to_string(cells);
+      return false;
+    }
+    if (!hdf5::write_numeric(group.get(), std::string(kQuantizedMetrics[m].name), H5T_NATIVE_UINT16,
+                             detail.global_index[m].data(), matrix, error))
+      return false;
+  }
+  if (detail.signature_index.size() != cells) {
+    error = "detail signature_index has " + std::to_string(detail.signature_index.size()) +
+            " cells, expected ranks x segments = " + std::to_string(cells);
+    return false;
+  }
+  std::vector<std::string> feature_names;
+  for (const MetricInfo& feature : kFeatureMetrics) feature_names.emplace_back(feature.name);
+  return hdf5::write_numeric(group.get(), "signature_index", H5T_NATIVE_UINT32, detail.signature_index.data(),
+                             matrix, error) &&
+         hdf5::write_numeric(group.get(), "signatures", H5T_NATIVE_UINT64, detail.signatures.data(),
+                             {detail.signatures.size(), kFeatureCount}, error) &&
+         hdf5::write_strings(group.get(), "signature_features", feature_names, error) &&
+         hdf5::write_vector(group.get(), "signature_offset", detail.signature_offset, error);
+}
+
+bool write_totals(hid_t file, const RunData& run, std::string& error) {
+  Handle group = hdf5::open_or_create_group(file, "/totals", error);
+  if (!group.valid()) return false;
+  for (std::size_t m = 0; m < kQuantizedCount; ++m) {
+    std::vector<double> values;
+    for (const QuantizedValues& row : run.raw_totals) values.push_back(row[m]);
+    const std::string name(kQuantizedMetrics[m].name);
+    if (!hdf5::write_vector(group.get(), name, values, error)) return false;
+    Handle dataset(H5Dopen2(group.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
+    if (!describe(dataset.get(), kQuantizedMetrics[m], error)) return false;
+  }
+  for (std::size_t f = 0; f < kFeatureCount; ++f) {
+    std::vector<std::uint64_t> values;
+    for (const FeatureVector& row : run.raw_feature_totals) values.push_back(row[f]);
+    const std::string name(kFeatureMetrics[f].name);
+    if (!hdf5::write_vector(group.get(), name, values, error)) return false;
+    Handle dataset(H5Dopen2(group.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
+    if (!describe(dataset.get(), kFeatureMetrics[f], error)) return false;
+  }
+  return true;
+}
+
+bool write_injection(hid_t file, const std::vector<InjectionRecord>& records, std::string& error) {
+  Handle group = hdf5::open_or_create_group(file, "/injection", error);
+  if (!group.valid() || !hdf5::write_vector(group.get(), "rank", column(records, &InjectionRecord::rank), error) ||
+      !hdf5::write_strings(group.get(), "call", column(records, &InjectionRecord::call), error))
+    return false;
+  for (const auto& [name, member] : layout::kInjectionNumbers)
+    if (!hdf5::write_vector(group.get(), name, column(records, member), error)) return false;
+  return true;
+}
+
+// Decides whether the path may be created, with a message users understand.
+bool check_target(const std::filesystem::path& path, ExistingFile existing, std::string& error) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0) {
+    if (existing == ExistingFile::fill_empty_reservation && S_ISREG(info.st_mode) && info.st_size == 0) return true;
+    error = "'" + path.string() + "' already exists; refusing to overwrite it";
+    return false;
+  }
+  const std::filesystem::path directory = path.has_parent_path() ? path.parent_path() : ".";
+  if (::access(directory.c_str(), W_OK | X_OK) != 0) {
+    error = "cannot create '" + path.string() + "': directory '" + directory.string() +
+            "' is not writable (" + std::strerror(errno) + ")";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool write_run(const std::filesystem::path& path, const RunData& run, std::string& error, ExistingFile existing) {
+  if (!check_target(path, existing, error)) return false;
+  hdf5::SilenceHdf5Errors silence;
+  struct stat info {};
+  // An empty reservation is the only file ever truncated: it holds no data.
+  const bool reserved = ::stat(path.c_str(), &info) == 0;
+  Handle file(H5Fcreate(path.c_str(), reserved ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  if (!file.valid()) {
+    error = "cannot create HDF5 file '" + path.string() + "'";
+    return false;
+  }
+  bool ok = write_metadata(file.get(), run.meta, error) && write_ranks(file.get(), run.ranks, error) &&
+            write_bins(file.get(), run.global_bins, error) && write_segments(file.get(), run.segments, error) &&
+            write_detail(file.get(), run.detail, error) && write_totals(file.get(), run, error) &&
+            write_injection(file.get(), run.injection, error);
+  if (ok && H5Fflush(file.get(), H5F_SCOPE_LOCAL) < 0) {
+    error = "cannot flush '" + path.string() + "'";
+    ok = false;
+  }
+  file.reset();
+  if (!ok) {
+    error = "writing '" + path.string() + "': " + error;
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);  // our own partial file, never someone else's
+  }
+  return ok;
+}
+
+}  // namespace tremor

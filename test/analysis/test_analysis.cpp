@@ -1,0 +1,279 @@
+// analyze_run on synthetic runs with planted interference: exact interfered
+// segments, percentages, classes, stragglers, fallbacks and no-estimate cases.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "synthetic_run.hpp"
+#include "tremor/analysis/analysis.hpp"
+#include "tremor/analysis/report.hpp"
+
+using namespace tremor;
+using namespace tremor::analysis;
+using tremor::test::PlantedDelay;
+using tremor::test::SyntheticGroup;
+using tremor::test::SyntheticSpec;
+
+namespace {
+
+// Independent reference of STATISTICS.md §5 on one group (sort-based).
+struct Reference {
+  double threshold = 0.0;
+  std::vector<std::size_t> interfered;
+  double impact = 0.0;
+};
+double sorted_median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+Reference reference_mad(const RunData& run, const std::vector<std::size_t>& members, double factor) {
+  std::vector<double> durations;
+  for (const std::size_t s : members) durations.push_back(run.segments.duration_s[s]);
+  const double med = sorted_median(durations);
+  std::vector<double> deviations;
+  for (const double d : durations) deviations.push_back(std::fabs(d - med));
+  Reference ref;
+  ref.threshold = med + factor * sorted_median(deviations);
+  for (const std::size_t s : members) {
+    if (run.segments.duration_s[s] > ref.threshold) {
+      ref.interfered.push_back(s);
+      ref.impact += run.segments.duration_s[s] - ref.threshold;
+    }
+  }
+  return ref;
+}
+
+std::vector<std::size_t> members_of(const SyntheticSpec& spec, std::size_t group) {
+  const auto group_of = tremor::test::synthetic_group_of(spec);
+  std::vector<std::size_t> members;
+  for (std::size_t s = 0; s < group_of.size(); ++s) {
+    if (group_of[s] == group) members.push_back(s);
+  }
+  return members;
+}
+
+AnalysisParameters quick_parameters() {
+  AnalysisParameters parameters;
+  parameters.replicas = 200;
+  return parameters;
+}
+
+// Two groups of 100 segments (10 ms and 25 ms); delays planted in both.
+SyntheticSpec planted_spec(double extra_s) {
+  SyntheticSpec spec;
+  spec.groups = {SyntheticGroup{1e6, 0.010, 100}, SyntheticGroup{5e6, 0.025, 100}};
+  spec.delays = {{10, extra_s, 3}, {51, extra_s, 3}, {120, 3 * extra_s, 1}};
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("planted delays are found exactly, with percent, class and p(high)", "[analysis]") {
+  struct Case {
+    double extra_s;
+    estimators::InterferenceClass expected;
+  };
+  const Case cases[] = {{0.005, estimators::InterferenceClass::low},
+                        {0.080, estimators::InterferenceClass::medium},
+                        {0.250, estimators::InterferenceClass::high}};
+  for (const Case& c : cases) {
+    const SyntheticSpec spec = planted_spec(c.extra_s);
+    const RunData run = tremor::test::synthetic_run(spec);
+    const RunAnalysis result = analyze_run(run, quick_parameters());
+    REQUIRE(result.estimate_possible);
+    REQUIRE(result.usable_groups == 2);
+    CHECK_FALSE(result.signature_fallback);
+
+    const Reference a = reference_mad(run, members_of(spec, 0), 4.0);
+    const Reference b = reference_mad(run, members_of(spec, 1), 4.0);
+    std::vector<std::size_t> expected = a.interfered;
+    expected.insert(expected.end(), b.interfered.begin(), b.interfered.end());
+    std::sort(expected.begin(), expected.end());
+    CHECK(expected == std::vector<std::size_t>{10, 51, 120});
+    CHECK(result.interfered_segments == expected);
+
+    const double percent = 100.0 * (a.impact + b.impact) / run.meta.run_time_s;
+    CHECK(result.interference_percent == Approx(percent).epsilon(1e-12));
+    CHECK(result.interference_class == c.expected);
+    CHECK(result.probability_high == Approx(1.0 / (1.0 + std::exp(-0.35 * (percent - 11.25)))).epsilon(1e-12));
+    CHECK(result.segment_class[10] == SegmentClass::interfered);
+    CHECK(result.segment_class[11] == SegmentClass::normal);
+    CHECK(result.segment_impact_s[120] == Approx(run.segments.duration_s[120] - b.threshold));
+  }
+}
+
+TEST_CASE("stragglers: the late rank and its node carry the impact", "[analysis]") {
+  const SyntheticSpec spec = planted_spec(0.08);
+  const RunData run = tremor::test::synthetic_run(spec);
+  const RunAnalysis result = analyze_run(run, quick_parameters());
+  REQUIRE(result.stragglers.size() == 2);
+  // Rank 1 was late at one segment delayed by 3x, rank 3 at two delayed by 1x.
+  const double rank1 = result.segment_impact_s[120];
+  const double rank3 = result.segment_impact_s[10] + result.segment_impact_s[51];
+  CHECK(result.stragglers[0].rank == 1);
+  CHECK(result.stragglers[0].segments == 1);
+  CHECK(result.stragglers[0].impact_s == Approx(rank1));
+  CHECK(result.stragglers[1].rank == 3);
+  CHECK(result.stragglers[1].segments == 2);
+  CHECK(result.stragglers[1].impact_s == Approx(rank3));
+  CHECK(result.stragglers[0].impact_s >= result.stragglers[1].impact_s);
+  // Rank 1 lives on node 0, rank 3 on node 1.
+  for (const RankImpact& straggler : result.stragglers) {
+    CHECK(straggler.node_id == straggler.rank / 2);
+    CHECK(straggler.hostname == "node" + std::to_string(straggler.rank / 2));
+  }
+  REQUIRE(result.nodes.size() == 2);
+  CHECK(result.nodes[0].impact_s + result.nodes[1].impact_s == Approx(rank1 + rank3));
+}
+
+TEST_CASE("small groups are unused and reduce coverage", "[analysis]") {
+  SyntheticSpec spec;
+  spec.groups = {SyntheticGroup{1e6, 0.010, 60}, SyntheticGroup{9e6, 0.5, 3}};
+  const RunData run = tremor::test::synthetic_run(spec);
+  const RunAnalysis result = analyze_run(run, quick_parameters());
+  REQUIRE(result.estimate_possible);
+  CHECK(result.usable_groups == 1);
+  CHECK(result.groups.size() == 2);
+  const auto small = members_of(spec, 1);
+  for (const std::size_t s : small) CHECK(result.segment_class[s] == SegmentClass::unused);
+  // 1.5 s of 2.1 s lies in the unused group: the coverage warning is given.
+  const bool warned = std::any_of(result.warnings.begin(), result.warnings.end(),
+                                  [](const Warning& w) { return w.code == "low_coverage"; });
+  CHECK(warned);
+  CHECK(result.usable_time_fraction == Approx(0.6 / run.meta.run_time_s).epsilon(1e-9));
+}
+
+TEST_CASE("differing exact signatures fall back to median detail-rank features", "[analysis]") {
+  SyntheticSpec spec = planted_spec(0.08);
+  spec.unique_exact_signatures = true;
+  const RunData run = tremor::test::synthetic_run(spec);
+  const RunAnalysis result = analyze_run(run, quick_parameters());
+  REQUIRE(result.estimate_possible);
+  CHECK(result.signature_fallback);
+  CHECK(result.usable_groups == 2);
+  CHECK(result.interfered_segments == std::vector<std::size_t>{10, 51, 120});
+  const bool warned = std::any_of(result.warnings.begin(), result.warnings.end(),
+                                  [](const Warning& w) { return w.code == "signature_fallback"; });
+  CHECK(warned);
+}
+
+TEST_CASE("runs without an estimate still give a report with the reason", "[analysis]") {
+  SECTION("a single segment: no global collective") {
+    SyntheticSpec spec;
+    spec.groups = {SyntheticGroup{1e6, 2.0, 1}};
+    const RunData run = tremor::test::synthetic_run(spec);
+    const RunAnalysis result = analyze_run(run, quick_parameters());
+    CHECK_FALSE(result.estimate_possible);
+    CHECK_THAT(result.no_estimate_reason, Catch::Contains("no global collective"));
+    const auto json = report_json(run, result, "x.h5");
+    CHECK(json["class"].is_null());
+    CHECK(json["interference_percent"].is_null());
+    CHECK(json["estimate_possible"] == false);
+    CHECK_THAT(render_text_report(run, result, "x.h5"), Catch::Contains("No interference estimate possible"));
+  }
+  SECTION("too few segments") {
+    SyntheticSpec spec;
+    spec.groups = {SyntheticGroup{1e6, 0.1, 3}};
+    const RunAnalysis result = analyze_run(tremor::test::synthetic_run(spec), quick_parameters());
+    CHECK_FALSE(result.estimate_possible);
+    CHECK_THAT(result.no_estimate_reason, Catch::Contains("too few segments (3)"));
+  }
+  SECTION("no usable group") {
+    SyntheticSpec spec;
+    spec.groups = {SyntheticGroup{1e6, 0.1, 4}, SyntheticGroup{1e8, 0.1, 4}};
+    const RunAnalysis result = analyze_run(tremor::test::synthetic_run(spec), quick_parameters());
+    CHECK_FALSE(result.estimate_possible);
+    CHECK_THAT(result.no_estimate_reason, Catch::Contains("no group of at least 5"));
+    CHECK(result.predictions.empty());
+  }
+  SECTION("an empty run") {
+    RunData run;
+    const RunAnalysis result = analyze_run(run, quick_parameters());
+    CHECK_FALSE(result.estimate_possible);
+    CHECK_THAT(result.no_estimate_reason, Catch::Contains("no segment"));
+    CHECK_FALSE(render_text_report(run, result, "").empty());
+  }
+}
+
+TEST_CASE("warnings: few segments, fast boundaries, CPU-time counter", "[analysis]") {
+  SyntheticSpec spec;
+  spec.groups = {SyntheticGroup{1e6, 0.001, 20}};
+  spec.counter_source = "thread_cputime";
+  const RunAnalysis result = analyze_run(tremor::test::synthetic_run(spec), quick_parameters());
+  std::vector<std::string> codes;
+  for (const Warning& w : result.warnings) codes.push_back(w.code);
+  CHECK(std::count(codes.begin(), codes.end(), "few_segments") == 1);
+  CHECK(std::count(codes.begin(), codes.end(), "boundary_rate") == 1);   // 1000 Hz
+  CHECK(std::count(codes.begin(), codes.end(), "counter_fallback") == 1);
+  const auto caveat = std::find_if(result.warnings.begin(), result.warnings.end(),
+                                   [](const Warning& w) { return w.code == "counter_fallback"; });
+  CHECK_THAT(caveat->message, Catch::Contains("memory-bandwidth"));
+}
+
+TEST_CASE("predictions: every method and factor, ordered intervals", "[analysis]") {
+  const SyntheticSpec spec = planted_spec(0.02);
+  const RunData run = tremor::test::synthetic_run(spec);
+  const RunAnalysis result = analyze_run(run, quick_parameters());
+  // 4 ranks on 2 nodes, 2 per node: both per-rank variants apply.
+  for (const std::string method : {"nonparametric", "pwm", "mom", "pwm-internode", "pwm-intranode"}) {
+    std::vector<Prediction> rows;
+    for (const Prediction& p : result.predictions) {
+      if (p.method == method) rows.push_back(p);
+    }
+    INFO(method);
+    REQUIRE(rows.size() == 3);
+    for (std::size_t f = 0; f < rows.size(); ++f) {
+      CHECK(rows[f].processes == Approx(4.0 * rows[f].factor));
+      CHECK(rows[f].ci_low_s <= rows[f].median_s);
+      CHECK(rows[f].median_s <= rows[f].ci_high_s);
+      CHECK(rows[f].median_s > 0.0);
+      if (f > 0) CHECK(rows[f].median_s >= rows[f - 1].median_s);
+    }
+  }
+  // The non-parametric maximum cannot exceed every segment at its group maximum.
+  double bound = run.meta.run_time_s;
+  for (const GroupResult& group : result.groups) {
+    double largest = 0.0;
+    for (const std::size_t s : group.members) {
+      largest = std::max(largest, run.segments.duration_upper_s[s]);
+      bound -= run.segments.duration_upper_s[s];
+    }
+    bound += largest * static_cast<double>(group.members.size());
+  }
+  for (const Prediction& p : result.predictions) {
+    if (p.method == "nonparametric") CHECK(p.ci_high_s <= bound * (1 + 1e-12));
+  }
+}
+
+TEST_CASE("same seed, same report; another seed, other bootstrap draws", "[analysis]") {
+  const RunData run = tremor::test::synthetic_run(planted_spec(0.08));
+  AnalysisParameters parameters = quick_parameters();
+  const std::string first = report_json(run, analyze_run(run, parameters), "f.h5").dump();
+  const std::string second = report_json(run, analyze_run(run, parameters), "f.h5").dump();
+  CHECK(first == second);
+  parameters.seed += 1;
+  const std::string other = report_json(run, analyze_run(run, parameters), "f.h5").dump();
+  CHECK(first != other);
+}
+
+TEST_CASE("parameters come from the stored configuration, overrides win", "[analysis]") {
+  std::vector<std::pair<std::string, std::string>> stored = {
+      {"TREMOR_MAD_FACTOR", "3"}, {"TREMOR_SCALES", "2,16"}, {"TREMOR_SEED", "77"},
+      {"TREMOR_MIN_GROUP", "banana"}, {"TREMOR_UNKNOWN", "1"}};
+  std::vector<std::string> messages;
+  AnalysisParameters p = parameters_from_stored_configuration(stored, {}, &messages);
+  CHECK(p.mad_factor == 3.0);
+  CHECK(p.scales == std::vector<double>{2.0, 16.0});
+  CHECK(p.seed == 77);
+  CHECK(p.min_group == 5);
+  REQUIRE(messages.size() == 1);
+  CHECK_THAT(messages[0], Catch::Contains("TREMOR_MIN_GROUP"));
+  ParameterOverrides overrides;
+  overrides.mad_factor = 6.0;
+  overrides.seed = 5;
+  p = parameters_from_stored_configuration(stored, overrides);
+  CHECK(p.mad_factor == 6.0);
+  CHECK(p.seed == 5);
+  CHECK(p.scales == std::vector<double>{2.0, 16.0});
+}

@@ -1,0 +1,273 @@
+// The report in its three forms, report_run, and `tremor analyze` / `tremor
+// config` run as a real process against files written with write_run.
+#include <hdf5.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "synthetic_run.hpp"
+#include "tremor/analysis/report.hpp"
+
+namespace fs = std::filesystem;
+using namespace tremor;
+using namespace tremor::analysis;
+using tremor::test::SyntheticGroup;
+using tremor::test::SyntheticSpec;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("tremor-analysis-test-" + std::to_string(::getpid()) + "-" +
+                                        std::to_string(counter++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  static inline int counter = 0;
+};
+
+struct Outcome {
+  int status = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs the real `tremor` binary; stdout and stderr go to files in `dir`.
+Outcome run_tremor(const TempDir& dir, const std::string& arguments) {
+  const fs::path out = dir.path / "stdout.txt";
+  const fs::path err = dir.path / "stderr.txt";
+  const std::string command = std::string(TREMOR_CLI) + " " + arguments + " >" + out.string() + " 2>" + err.string();
+  const int raw = std::system(command.c_str());
+  Outcome outcome;
+  outcome.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  outcome.out = slurp(out);
+  outcome.err = slurp(err);
+  return outcome;
+}
+
+SyntheticSpec medium_spec() {
+  SyntheticSpec spec;
+  spec.groups = {SyntheticGroup{1e6, 0.010, 100}, SyntheticGroup{5e6, 0.025, 100}};
+  spec.delays = {{10, 0.08, 3}, {51, 0.08, 3}, {120, 0.24, 1}};
+  return spec;
+}
+
+fs::path write_file(const TempDir& dir, const RunData& run, const std::string& name = "run.h5") {
+  const fs::path path = dir.path / name;
+  std::string error;
+  REQUIRE(write_run(path, run, error));
+  return path;
+}
+
+// Code points per line (the report uses a few UTF-8 characters).
+std::size_t longest_line(const std::string& text) {
+  std::size_t longest = 0, current = 0;
+  for (const char ch : text) {
+    if (ch == '\n') {
+      longest = std::max(longest, current);
+      current = 0;
+    } else if ((static_cast<unsigned char>(ch) & 0xC0) != 0x80) {
+      ++current;
+    }
+  }
+  return std::max(longest, current);
+}
+
+}  // namespace
+
+TEST_CASE("text report: header first, key sentence, sections, <= 80 columns", "[report]") {
+  const RunData run = tremor::test::synthetic_run(medium_spec());
+  const RunAnalysis result = analyze_run(run, AnalysisParameters{});
+  const std::string text = render_text_report(run, result, "/a/very/long/path/" + std::string(120, 'x') + ".h5");
+  CHECK(longest_line(text) <= 80);
+  CHECK(text.rfind("=== Tremor", 0) == 0);
+  CHECK_THAT(text, Catch::Contains("[YELLOW] MEDIUM"));
+  char sentence[128];
+  std::snprintf(sentence, sizeof sentence, "%.1f %% of this run was lost to interference \u2014 MEDIUM, p(high) = %.2f",
+                result.interference_percent, result.probability_high);
+  CHECK_THAT(text, Catch::Contains(sentence));
+  CHECK_THAT(text, Catch::Contains("Groups: 2 usable of 2"));
+  CHECK_THAT(text, Catch::Contains("Stragglers"));
+  CHECK_THAT(text, Catch::Contains("pwm-internode"));
+  CHECK(text.find("nan") == std::string::npos);
+}
+
+TEST_CASE("JSON report carries the documented fields", "[report]") {
+  const RunData run = tremor::test::synthetic_run(medium_spec());
+  const RunAnalysis result = analyze_run(run, AnalysisParameters{});
+  const nlohmann::json json = report_json(run, result, "run.h5");
+  for (const char* key : {"interference_percent", "continuous_interference_percent", "class", "probability_high",
+                          "run_time_s", "segments", "groups", "interfered_segments", "stragglers", "predictions",
+                          "warnings", "counter_source", "output_file", "parameters"}) {
+    INFO(key);
+    CHECK(json.contains(key));
+  }
+  CHECK(json["class"] == "medium");
+  CHECK(json["segments"] == 200);
+  CHECK(json["interfered_segments"] == nlohmann::json({10, 51, 120}));
+  CHECK(json["stragglers"]["ranks"][0]["rank"] == 1);
+  CHECK(json["parameters"]["seed"] == 20260101u);
+  CHECK(json["groups"].size() == 2);
+  CHECK(json["predictions"].size() == 15);  // 5 methods x 3 factors
+  for (const auto& prediction : json["predictions"]) {
+    for (const char* key : {"method", "factor", "processes", "median_s", "ci_low_s", "ci_high_s"}) {
+      CHECK(prediction.contains(key));
+    }
+  }
+}
+
+TEST_CASE("report_run writes /analysis and the reserved JSON; tremor analyze agrees", "[report][cli]") {
+  TempDir dir;
+  const RunData run = tremor::test::synthetic_run(medium_spec());
+  const fs::path h5 = write_file(dir, run);
+  const fs::path json_path = dir.path / "run.json";
+  std::ofstream(json_path).close();  // the profiler reserves it empty
+  Config config;
+  config.report = ReportFormat::both;
+  std::FILE* text_out = std::tmpfile();
+  REQUIRE(text_out);
+  report_run(run, config, h5, json_path, text_out);
+  std::rewind(text_out);
+  std::string printed;
+  for (int ch; (ch = std::fgetc(text_out)) != EOF;) printed += static_cast<char>(ch);
+  std::fclose(text_out);
+  CHECK_THAT(printed, Catch::Contains("of this run was lost to interference"));
+  CHECK_THAT(printed, Catch::Contains("\"probability_high\""));
+
+  const nlohmann::json in_process = nlohmann::json::parse(slurp(json_path));
+  CHECK(in_process["class"] == "medium");
+
+  // /analysis was added and the run file is still readable.
+  const hid_t file = H5Fopen(h5.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(file >= 0);
+  CHECK(H5Lexists(file, "/analysis", H5P_DEFAULT) > 0);
+  CHECK(H5Lexists(file, "/analysis/segments", H5P_DEFAULT) > 0);
+  CHECK(H5Lexists(file, "/analysis/predictions", H5P_DEFAULT) > 0);
+  CHECK(H5Lexists(file, "/analysis/report_json", H5P_DEFAULT) > 0);
+  H5Fclose(file);
+
+  const Outcome json_run = run_tremor(dir, "analyze --json " + h5.string());
+  REQUIRE(json_run.status == 0);
+  CHECK(nlohmann::json::parse(json_run.out) == in_process);
+  CHECK(json_run.out == in_process.dump(2) + "\n");
+
+  const Outcome text_run = run_tremor(dir, "analyze " + h5.string());
+  CHECK(text_run.status == 0);
+  CHECK(text_run.out == render_text_report(run, analyze_run(run, AnalysisParameters{}), h5.string()));
+
+  SECTION("--fail-on: exit 3 when the class is reached") {
+    CHECK(run_tremor(dir, "analyze --fail-on medium " + h5.string()).status == 3);
+    CHECK(run_tremor(dir, "analyze --fail-on high " + h5.string()).status == 0);
+  }
+  SECTION("overrides change the analysis") {
+    const Outcome strict = run_tremor(dir, "analyze --json --mad-factor 100 --scales 2 --replicas 100 --seed 9 " +
+                                               h5.string());
+    REQUIRE(strict.status == 0);
+    const auto json = nlohmann::json::parse(strict.out);
+    CHECK(json["parameters"]["mad_factor"] == 100.0);
+    CHECK(json["parameters"]["seed"] == 9);
+    CHECK(json["interfered_segments"].size() < 3);
+    CHECK(json["predictions"].size() == 5);
+  }
+}
+
+TEST_CASE("report_run on a run without estimate writes a valid /analysis", "[report]") {
+  TempDir dir;
+  SyntheticSpec spec;
+  spec.groups = {SyntheticGroup{1e6, 2.0, 1}};
+  const RunData run = tremor::test::synthetic_run(spec);
+  const fs::path h5 = write_file(dir, run);
+  Config config;
+  config.report = ReportFormat::text;
+  std::FILE* text_out = std::tmpfile();
+  report_run(run, config, h5, std::nullopt, text_out);
+  std::rewind(text_out);
+  std::string printed;
+  for (int ch; (ch = std::fgetc(text_out)) != EOF;) printed += static_cast<char>(ch);
+  std::fclose(text_out);
+  CHECK_THAT(printed, Catch::Contains("no global collective"));
+  CHECK_THAT(printed, !Catch::Contains("cannot add"));
+  const Outcome offline = run_tremor(dir, "analyze --json " + h5.string());
+  REQUIRE(offline.status == 0);
+  CHECK(nlohmann::json::parse(offline.out)["estimate_possible"] == false);
+}
+
+TEST_CASE("report_run reports a missing JSON reservation in one line, never throws", "[report]") {
+  TempDir dir;
+  const RunData run = tremor::test::synthetic_run(medium_spec());
+  Config config;
+  config.report = ReportFormat::none;
+  std::FILE* text_out = std::tmpfile();
+  report_run(run, config, dir.path / "absent" / "x.h5", dir.path / "absent.json", text_out);
+  std::rewind(text_out);
+  std::string printed;
+  for (int ch; (ch = std::fgetc(text_out)) != EOF;) printed += static_cast<char>(ch);
+  std::fclose(text_out);
+  CHECK_THAT(printed, Catch::Contains("cannot add /analysis"));
+  CHECK_THAT(printed, Catch::Contains("cannot write the JSON report"));
+  CHECK_FALSE(fs::exists(dir.path / "absent.json"));  // no O_CREAT
+}
+
+TEST_CASE("tremor analyze rejects bad files with one message and a non-zero exit", "[cli]") {
+  TempDir dir;
+  SECTION("not HDF5") {
+    std::ofstream(dir.path / "text.h5") << "this is not HDF5\n";
+    const Outcome o = run_tremor(dir, "analyze " + (dir.path / "text.h5").string());
+    CHECK(o.status == 2);
+    CHECK_THAT(o.err, Catch::Contains("not an HDF5 file"));
+    CHECK(o.out.empty());
+  }
+  SECTION("missing") {
+    const Outcome o = run_tremor(dir, "analyze " + (dir.path / "none.h5").string());
+    CHECK(o.status == 2);
+    CHECK_THAT(o.err, Catch::Contains("does not exist"));
+  }
+  SECTION("truncated") {
+    const fs::path h5 = write_file(dir, tremor::test::synthetic_run(medium_spec()));
+    fs::resize_file(h5, fs::file_size(h5) / 2);
+    const Outcome o = run_tremor(dir, "analyze " + h5.string());
+    CHECK(o.status == 2);
+    CHECK_THAT(o.err, Catch::Contains("not a readable Tremor run file"));
+    CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
+  }
+  SECTION("HDF5 with another schema") {
+    const fs::path h5 = dir.path / "other.h5";
+    const hid_t file = H5Fcreate(h5.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
+    REQUIRE(file >= 0);
+    const hid_t group = H5Gcreate2(file, "/something", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Gclose(group);
+    H5Fclose(file);
+    const Outcome o = run_tremor(dir, "analyze " + h5.string());
+    CHECK(o.status == 2);
+    CHECK_THAT(o.err, Catch::Contains("not a Tremor run file"));
+    CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("tremor config lists every setting with default and meaning", "[cli]") {
+  TempDir dir;
+  const Outcome o = run_tremor(dir, "config");
+  REQUIRE(o.status == 0);
+  for (const Setting& setting : settings()) {
+    CHECK_THAT(o.out, Catch::Contains(std::string(setting.name) + " (default: '" +
+                                      std::string(setting.default_value) + "')"));
+    CHECK_THAT(o.out, Catch::Contains(std::string(setting.meaning)));
+  }
+}

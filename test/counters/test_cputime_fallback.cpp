@@ -1,0 +1,118 @@
+// The thread CPU-time fallback: when it is chosen, and that it measures the
+// calling thread's CPU time.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <thread>
+
+#include "tremor/counters/counter_source.hpp"
+
+using tremor::counters::counter_source;
+using tremor::counters::open_counter_source;
+using tremor::counters::source_kind;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::uint64_t ns_per_ms = 1'000'000;
+
+void spin_for(std::chrono::steady_clock::duration wall) {
+  const auto end = std::chrono::steady_clock::now() + wall;
+  volatile std::uint64_t sink = 0;
+  while (std::chrono::steady_clock::now() < end) sink = sink + 1;
+}
+
+}  // namespace
+
+TEST_CASE("a non-existent event falls back to thread CPU time with a reason", "[counters][fallback]") {
+  const auto opened = open_counter_source("PAPI_NO_SUCH_EVENT_ANYWHERE");
+  CHECK(opened.source.kind() == source_kind::thread_cputime);
+  CHECK(opened.source.name() == "thread_cputime");
+  CHECK(opened.source.unit() == "ns");
+  CHECK(opened.source.events() == std::vector<std::string>{"CLOCK_THREAD_CPUTIME_ID"});
+  REQUIRE(opened.rejections.size() == 1);
+  CHECK(opened.rejections[0].event == "PAPI_NO_SUCH_EVENT_ANYWHERE");
+  CHECK_THAT(opened.rejections[0].reason, Catch::StartsWith("PAPI_event_name_to_code: "));
+  CHECK_THAT(opened.explanation, Catch::Contains("PAPI_NO_SUCH_EVENT_ANYWHERE"));
+  CHECK_THAT(opened.explanation, Catch::Contains("thread_cputime"));
+}
+
+TEST_CASE("the default spec tries PAPI_FP_INS then PAPI_TOT_INS", "[counters][fallback]") {
+  const auto opened = open_counter_source("");
+  if (opened.source.kind() == source_kind::thread_cputime) {
+    // The build VM has no PMU: both presets are rejected, in order.
+    REQUIRE(opened.rejections.size() == 2);
+    CHECK(opened.rejections[0].event == "PAPI_FP_INS");
+    CHECK(opened.rejections[1].event == "PAPI_TOT_INS");
+    for (const auto& rejection : opened.rejections) CHECK_THAT(rejection.reason, Catch::StartsWith("PAPI_"));
+    CHECK_FALSE(opened.explanation.empty());
+  } else {
+    WARN("this machine has a PMU: " << opened.source.events().front());
+    CHECK((opened.source.events().front() == "PAPI_FP_INS" || opened.source.events().front() == "PAPI_TOT_INS"));
+  }
+}
+
+TEST_CASE("cputime forces the fallback and stops the list", "[counters][fallback]") {
+  const auto forced = open_counter_source("cputime");
+  CHECK(forced.source.kind() == source_kind::thread_cputime);
+  CHECK(forced.rejections.empty());
+  CHECK(forced.explanation.empty());
+
+  const auto in_list = open_counter_source("NOT_AN_EVENT, CPUTIME, sde:::Anything::x");
+  CHECK(in_list.source.kind() == source_kind::thread_cputime);
+  REQUIRE(in_list.rejections.size() == 1);
+  CHECK(in_list.rejections[0].event == "NOT_AN_EVENT");
+}
+
+TEST_CASE("thread CPU time reads are monotonic", "[counters][fallback]") {
+  const counter_source source = open_counter_source("cputime").source;
+  std::uint64_t previous = source.read();
+  CHECK(previous > 0);
+  for (int i = 0; i < 10000; ++i) {
+    const std::uint64_t now = source.read();
+    REQUIRE(now >= previous);
+    previous = now;
+  }
+}
+
+TEST_CASE("thread CPU time tracks busy time, not sleep", "[counters][fallback]") {
+  const counter_source source = open_counter_source("cputime").source;
+  // Other builds share the two cores: a busy spin may be descheduled, so a
+  // short one is retried; a counter that does not count CPU time fails anyway.
+  std::uint64_t busy_delta = 0;
+  for (int attempt = 0; attempt < 5 && busy_delta < 10 * ns_per_ms; ++attempt) {
+    const std::uint64_t before = source.read();
+    spin_for(20ms);
+    busy_delta = source.read() - before;
+  }
+  CHECK(busy_delta >= 10 * ns_per_ms);
+  CHECK(busy_delta <= 200 * ns_per_ms);
+
+  const std::uint64_t before_sleep = source.read();
+  std::this_thread::sleep_for(50ms);
+  CHECK(source.read() - before_sleep < 5 * ns_per_ms);
+}
+
+TEST_CASE("each thread reads its own CPU time", "[counters][fallback][threads]") {
+  const counter_source source = open_counter_source("cputime").source;
+  std::uint64_t busy_delta = 0;
+  std::uint64_t sleeper_delta = 0;
+  const std::uint64_t main_before = source.read();
+  std::thread busy([&] {
+    const std::uint64_t before = source.read();
+    spin_for(100ms);
+    busy_delta = source.read() - before;
+  });
+  std::thread sleeper([&] {
+    const std::uint64_t before = source.read();
+    std::this_thread::sleep_for(100ms);
+    sleeper_delta = source.read() - before;
+  });
+  busy.join();
+  sleeper.join();
+  const std::uint64_t main_delta = source.read() - main_before;
+  CHECK(busy_delta >= 10 * ns_per_ms);
+  CHECK(busy_delta <= 200 * ns_per_ms);
+  CHECK(sleeper_delta < 5 * ns_per_ms);
+  CHECK(main_delta < 5 * ns_per_ms);  // blocked in join: the busy thread's time is not ours
+}

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Runs an MPI program with Tremor preloaded and checks the run file.
+
+usage: run_app.py --launcher CMD... --np N --preload LIB [--env K=V] --check KIND [--arg K=V]
+                  -- PROGRAM ARGS...
+The launcher words are given as one --launcher string (split on spaces).
+Each check opens the single .h5 file the run produced (h5py) and asserts
+what the program is known to have done. Exit 0 on success.
+"""
+import argparse
+import glob
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+METRICS_DEF = os.path.join(HERE, "..", "..", "segments", "include", "tremor", "metrics.def")
+
+
+def metric_names():
+    text = open(METRICS_DEF).read()
+    quantized = re.findall(r"^TREMOR_QUANTIZED\((\w+),", text, re.M)
+    features = re.findall(r"^TREMOR_FEATURE\((\w+),", text, re.M)
+    return quantized, features
+
+
+def text(value):
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def per_rank_features(f):
+    """features[r][s] -> dict name -> count, for every detail rank."""
+    names = [text(n) for n in f["detail/signature_features"][:]]
+    signatures = f["detail/signatures"][:]
+    index = f["detail/signature_index"][:]
+    offset = f["detail/signature_offset"][:]
+    out = []
+    for r in range(index.shape[0]):
+        out.append([dict(zip(names, (int(x) for x in signatures[offset[r] + index[r, s]])))
+                    for s in range(index.shape[1])])
+    return out
+
+
+def detail_values(f, metric):
+    bins = f[f"bins/{metric}"]
+    rep = bins["sum"][:] / np.maximum(bins["count"][:], 1)
+    return rep[f[f"detail/{metric}"][:]]
+
+
+def fail(message):
+    print("CHECK FAILED: " + message)
+    sys.exit(1)
+
+
+def check_bsp(f, args):
+    n = int(args["iterations"])
+    sent = int(args["bytes"])
+    segments = f["segments/duration_s"].shape[0]
+    if segments != n + 1:
+        fail(f"expected {n} boundaries + the final segment = {n + 1} segments, found {segments}")
+    world = int(f.attrs["world_size"])
+    for r, rows in enumerate(per_rank_features(f)):
+        for s, feats in enumerate(rows[:n]):
+            expected = (sent if world > 1 else 0) + 8  # ring exchange + the 8-byte Allreduce
+            if feats["bytes_sent"] != expected:
+                fail(f"rank row {r} segment {s}: bytes_sent {feats['bytes_sent']} != {expected}")
+            if feats["coll_all_to_all"] != 1:
+                fail(f"rank row {r} segment {s}: {feats['coll_all_to_all']} all-to-all collectives")
+        if rows[n]["bytes_sent"] != 0:
+            fail("the final segment should have sent nothing")
+    closing = [text(f["call_names"][c]) for c in f["segments/closing_call"][:]]
+    if closing[:n] != ["MPI_Allreduce"] * n or closing[n] != "MPI_Finalize":
+        fail(f"closing calls wrong: {closing}")
+
+
+def check_segments(f, args):
+    segments = f["segments/duration_s"].shape[0]
+    if segments != int(args["count"]):
+        fail(f"expected {args['count']} segments, found {segments}")
+
+
+IO_EXPECTED = [
+    {"io_opens": 1, "io_closes": 1, "io_writes": 2, "io_bytes_written": 1500, "io_reads": 0, "io_bytes_read": 0},
+    {"io_opens": 1, "io_closes": 1, "io_reads": 3, "io_bytes_read": 1200, "io_writes": 0, "io_bytes_written": 0},
+    {"io_opens": 2, "io_closes": 2, "io_writes": 1, "io_bytes_written": 1024, "io_reads": 1, "io_bytes_read": 300},
+    {"io_opens": 1, "io_closes": 1, "io_writes": 1, "io_bytes_written": 2048, "io_reads": 1, "io_bytes_read": 1024},
+    {"io_opens": 0, "io_closes": 0, "io_writes": 0, "io_bytes_written": 0, "io_reads": 0, "io_bytes_read": 0},
+]
+
+
+def check_io(f, args):
+    rows = per_rank_features(f)
+    for r, segments in enumerate(rows):
+        if len(segments) != len(IO_EXPECTED):
+            fail(f"expected {len(IO_EXPECTED)} segments, found {len(segments)}")
+        for s, expected in enumerate(IO_EXPECTED):
+            got = {k: segments[s][k] for k in expected}
+            if got != expected:
+                fail(f"rank row {r} segment {s}: {got} != {expected}")
+    io_time = detail_values(f, "io_time")
+    if not (io_time[:, :4] > 0).all():
+        fail("I/O segments should have time inside I/O")
+
+
+def check_sde(f, args):
+    n = int(args["iterations"])
+    if text(f.attrs["counter_source"]) != "papi":
+        fail(f"counter source is {text(f.attrs['counter_source'])}, not papi")
+    work = f["segments/work"][:]
+    expected = [1000.0 * (i % 3 + 1) for i in range(n)] + [0.0]
+    if len(work) != n + 1 or any(abs(a - b) > 1e-9 for a, b in zip(work, expected)):
+        fail(f"per-segment work {list(work)} != {expected}")
+    per_rank = detail_values(f, "work")
+    if not np.allclose(per_rank, np.array(expected)[None, :]):
+        fail("per-rank work deltas are not exact")
+
+
+def check_schema(f, args):
+    quantized, features = metric_names()
+    required = ["segments/duration_s", "segments/duration_upper_s", "segments/work", "segments/signature",
+                "segments/late_rank", "segments/closing_call", "ranks/hostname", "ranks/node_id",
+                "ranks/local_rank", "detail/ranks", "detail/signature_index", "detail/signatures",
+                "configuration/name", "configuration/value", "call_names"]
+    required += [f"bins/{m}/{field}" for m in quantized for field in ("sum", "count", "min", "max")]
+    required += [f"detail/{m}" for m in quantized] + [f"totals/{m}" for m in quantized + features]
+    missing = [name for name in required if name not in f]
+    if missing:
+        fail(f"missing datasets: {missing}")
+    for attribute in ["tremor_version", "schema_version", "command_line", "mpi_library_version", "world_size",
+                      "counter_source", "counter_unit", "start_time_unix", "end_time_unix", "run_time_s"]:
+        if attribute not in f.attrs:
+            fail(f"missing attribute {attribute}")
+    names = [text(n) for n in f["configuration/name"][:]]
+    if "TREMOR_OUTPUT_DIR" not in names or "TREMOR_SEED" not in names:
+        fail(f"effective configuration incomplete: {names}")
+
+
+CHECKS = {"bsp": check_bsp, "segments": check_segments, "io": check_io, "sde": check_sde, "schema": check_schema}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--launcher", required=True)
+    parser.add_argument("--np", type=int, default=2)
+    parser.add_argument("--preload", required=True)
+    parser.add_argument("--env", action="append", default=[])
+    parser.add_argument("--check", action="append", required=True, choices=sorted(CHECKS))
+    parser.add_argument("--arg", action="append", default=[])
+    parser.add_argument("program", nargs=argparse.REMAINDER)
+    opts = parser.parse_args()
+    program = opts.program[1:] if opts.program and opts.program[0] == "--" else opts.program
+    with tempfile.TemporaryDirectory(prefix="tremor-test-") as out:
+        env = dict(os.environ, TREMOR_OUTPUT_DIR=out, LD_PRELOAD=opts.preload, TREMOR_REPORT="none")
+        env.update(kv.split("=", 1) for kv in opts.env)
+        command = shlex.split(opts.launcher) + ["-n", str(opts.np)] + program
+        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        sys.stdout.write(result.stdout)
+        sys.stderr.write(result.stderr)
+        if result.returncode != 0:
+            fail(f"{' '.join(command)} exited with {result.returncode}")
+        files = glob.glob(os.path.join(out, "*.h5"))
+        if len(files) != 1:
+            fail(f"expected one run file in {out}, found {files}")
+        args = dict(kv.split("=", 1) for kv in opts.arg)
+        with h5py.File(files[0], "r") as f:
+            for check in opts.check:
+                CHECKS[check](f, args)
+    print("checks passed: " + ", ".join(opts.check))
+
+
+if __name__ == "__main__":
+    main()

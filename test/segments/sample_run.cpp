@@ -1,0 +1,75 @@
+#include "sample_run.hpp"
+
+namespace tremor::test {
+
+RunData sample_run(std::size_t world_size, std::size_t segments) {
+  RunData run;
+  RunMetadata& meta = run.meta;
+  meta.tremor_version = "0.1.0";
+  meta.command_line = "./app --size 128 \"quoted arg\"";
+  meta.mpi_flavour = "mpich";
+  meta.mpi_library_version = "MPICH Version: 4.0.2\nMPICH Release date: …";  // non-ASCII on purpose
+  meta.world_size = static_cast<std::int32_t>(world_size);
+  meta.node_count = 2;
+  meta.counter_source = "papi";
+  meta.counter_events = {"PAPI_FP_INS", "sde:::Demo::work"};
+  meta.counter_unit = "instructions";
+  meta.job_id = "12345";
+  meta.start_time_unix = 1.7e9 + 0.25;
+  meta.end_time_unix = 1.7e9 + 12.75;
+  meta.run_time_s = 12.5;
+  meta.partial = true;
+  meta.configuration = {{"TREMOR_OUTPUT_DIR", "/tmp"}, {"TREMOR_LOG_LEVEL", "info"}};
+  meta.call_names = {"MPI_Barrier", "MPI_Allreduce", "MPI_Finalize"};
+
+  for (std::size_t r = 0; r < world_size; ++r)
+    run.ranks.push_back({static_cast<std::int32_t>(r), "node" + std::to_string(r / 2),
+                         static_cast<std::int32_t>(r / 2), static_cast<std::int32_t>(r % 2)});
+  for (std::size_t m = 0; m < kQuantizedCount; ++m)
+    for (std::size_t b = 0; b < 4 + m; ++b) {
+      const double base = 0.001 * static_cast<double>((b + 1) * (m + 1));
+      run.global_bins[m].push_back(Bin{base * 3.0, 3, base * 0.9, base * 1.2});
+    }
+  SegmentTable& table = run.segments;
+  for (std::size_t s = 0; s < segments; ++s) {
+    const double x = static_cast<double>(s) + 0.5;
+    table.duration_s.push_back(0.01 * x);
+    table.duration_upper_s.push_back(0.011 * x);
+    table.work.push_back(1e6 * x);
+    table.mpi_time_s.push_back(0.002 * x);
+    table.io_time_s.push_back(0.0001 * x);
+    table.signature.push_back(0xF000000000000000ULL + s);  // needs all 64 bits
+    table.late_rank.push_back(static_cast<std::int32_t>(s % world_size));
+    table.late_wait_s.push_back(1e-5 * x);
+    table.closing_call.push_back(static_cast<std::uint16_t>(s % 3));
+  }
+  DetailRanks& detail = run.detail;
+  detail.segments = segments;
+  for (std::size_t r = 0; r < world_size; ++r) {
+    detail.ranks.push_back(static_cast<std::int32_t>(r));
+    detail.signature_offset.push_back(static_cast<std::uint32_t>(detail.signatures.size()));
+    for (std::size_t e = 0; e < 2; ++e) {
+      FeatureVector f{};
+      for (std::size_t i = 0; i < kFeatureCount; ++i) f[i] = r * 1000 + e * 100 + i;
+      detail.signatures.push_back(f);
+    }
+  }
+  for (std::size_t m = 0; m < kQuantizedCount; ++m)
+    for (std::size_t r = 0; r < world_size; ++r)
+      for (std::size_t s = 0; s < segments; ++s)
+        detail.global_index[m].push_back(static_cast<std::uint16_t>((r + s) % run.global_bins[m].size()));
+  for (std::size_t r = 0; r < world_size; ++r)
+    for (std::size_t s = 0; s < segments; ++s) detail.signature_index.push_back(static_cast<std::uint32_t>(s % 2));
+  for (std::size_t r = 0; r < world_size; ++r) {
+    QuantizedValues totals{};
+    FeatureVector feature_totals{};
+    for (std::size_t m = 0; m < kQuantizedCount; ++m) totals[m] = 0.1 * static_cast<double>(r + m);
+    for (std::size_t f = 0; f < kFeatureCount; ++f) feature_totals[f] = (r + 1) * (f + 7);
+    run.raw_totals.push_back(totals);
+    run.raw_feature_totals.push_back(feature_totals);
+  }
+  run.injection = {{0, 0.5, "MPI_Allreduce", 100.0, 101.5}, {2, 1.25, "write", 50.0, 49.0}};
+  return run;
+}
+
+}  // namespace tremor::test

@@ -1,0 +1,277 @@
+#include <catch2/catch.hpp>
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sample_run.hpp"
+#include "tremor/output_path.hpp"
+#include "tremor/run_file.hpp"
+
+namespace fs = std::filesystem;
+using tremor::RunData;
+
+namespace {
+
+// A fresh directory per test case, removed afterwards.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("tremor-segments-test-" + std::to_string(::getpid()) + "-" +
+                                        std::to_string(counter++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  static inline int counter = 0;
+};
+
+void require_equal(const RunData& a, const RunData& b) {
+  CHECK(a.meta.tremor_version == b.meta.tremor_version);
+  CHECK(a.meta.schema_version == b.meta.schema_version);
+  CHECK(a.meta.command_line == b.meta.command_line);
+  CHECK(a.meta.mpi_flavour == b.meta.mpi_flavour);
+  CHECK(a.meta.mpi_library_version == b.meta.mpi_library_version);
+  CHECK(a.meta.world_size == b.meta.world_size);
+  CHECK(a.meta.node_count == b.meta.node_count);
+  CHECK(a.meta.counter_source == b.meta.counter_source);
+  CHECK(a.meta.counter_events == b.meta.counter_events);
+  CHECK(a.meta.counter_unit == b.meta.counter_unit);
+  CHECK(a.meta.job_id == b.meta.job_id);
+  CHECK(a.meta.start_time_unix == b.meta.start_time_unix);
+  CHECK(a.meta.end_time_unix == b.meta.end_time_unix);
+  CHECK(a.meta.run_time_s == b.meta.run_time_s);
+  CHECK(a.meta.partial == b.meta.partial);
+  CHECK(a.meta.configuration == b.meta.configuration);
+  CHECK(a.meta.call_names == b.meta.call_names);
+  REQUIRE(a.ranks.size() == b.ranks.size());
+  for (std::size_t r = 0; r < a.ranks.size(); ++r) {
+    CHECK(a.ranks[r].rank == b.ranks[r].rank);
+    CHECK(a.ranks[r].hostname == b.ranks[r].hostname);
+    CHECK(a.ranks[r].node_id == b.ranks[r].node_id);
+    CHECK(a.ranks[r].local_rank == b.ranks[r].local_rank);
+  }
+  for (std::size_t m = 0; m < tremor::kQuantizedCount; ++m) {
+    REQUIRE(a.global_bins[m].size() == b.global_bins[m].size());
+    for (std::size_t i = 0; i < a.global_bins[m].size(); ++i) {
+      CHECK(a.global_bins[m][i].sum == b.global_bins[m][i].sum);
+      CHECK(a.global_bins[m][i].count == b.global_bins[m][i].count);
+      CHECK(a.global_bins[m][i].min == b.global_bins[m][i].min);
+      CHECK(a.global_bins[m][i].max == b.global_bins[m][i].max);
+    }
+    CHECK(a.detail.global_index[m] == b.detail.global_index[m]);
+  }
+  CHECK(a.segments.duration_s == b.segments.duration_s);
+  CHECK(a.segments.duration_upper_s == b.segments.duration_upper_s);
+  CHECK(a.segments.work == b.segments.work);
+  CHECK(a.segments.mpi_time_s == b.segments.mpi_time_s);
+  CHECK(a.segments.io_time_s == b.segments.io_time_s);
+  CHECK(a.segments.signature == b.segments.signature);
+  CHECK(a.segments.late_rank == b.segments.late_rank);
+  CHECK(a.segments.late_wait_s == b.segments.late_wait_s);
+  CHECK(a.segments.closing_call == b.segments.closing_call);
+  CHECK(a.detail.ranks == b.detail.ranks);
+  CHECK(a.detail.segments == b.detail.segments);
+  CHECK(a.detail.signature_index == b.detail.signature_index);
+  CHECK(a.detail.signatures == b.detail.signatures);
+  CHECK(a.detail.signature_offset == b.detail.signature_offset);
+  CHECK(a.raw_totals == b.raw_totals);
+  CHECK(a.raw_feature_totals == b.raw_feature_totals);
+  REQUIRE(a.injection.size() == b.injection.size());
+  for (std::size_t i = 0; i < a.injection.size(); ++i) {
+    CHECK(a.injection[i].rank == b.injection[i].rank);
+    CHECK(a.injection[i].time_s == b.injection[i].time_s);
+    CHECK(a.injection[i].call == b.injection[i].call);
+    CHECK(a.injection[i].requested_us == b.injection[i].requested_us);
+    CHECK(a.injection[i].spent_us == b.injection[i].spent_us);
+  }
+}
+
+// Changes one root attribute or removes one dataset with the raw C API, to
+// make files this library would never write.
+void set_schema_version(const fs::path& file, int version) {
+  const hid_t id = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  REQUIRE(id >= 0);
+  const hid_t attribute = H5Aopen_by_name(id, "/", "schema_version", H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(H5Awrite(attribute, H5T_NATIVE_INT, &version) >= 0);
+  H5Aclose(attribute);
+  H5Fclose(id);
+}
+
+void delete_link(const fs::path& file, const char* path) {
+  const hid_t id = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  REQUIRE(id >= 0);
+  REQUIRE(H5Ldelete(id, path, H5P_DEFAULT) >= 0);
+  H5Fclose(id);
+}
+
+}  // namespace
+
+TEST_CASE("write_run -> read_run round trip preserves every field", "[hdf5]") {
+  TempDir dir;
+  for (auto [ranks, segments] : {std::pair{3, 7}, std::pair{4, 5000}, std::pair{0, 0}}) {
+    INFO("ranks " << ranks << " segments " << segments);
+    const RunData run = tremor::test::sample_run(static_cast<std::size_t>(ranks), static_cast<std::size_t>(segments));
+    const fs::path file = dir.path / ("run-" + std::to_string(ranks) + ".h5");
+    std::string error;
+    REQUIRE(tremor::write_run(file, run, error));
+    const auto back = tremor::read_run(file, error);
+    INFO(error);
+    REQUIRE(back.has_value());
+    require_equal(run, *back);
+  }
+}
+
+TEST_CASE("write_run never overwrites and reports unusable targets", "[hdf5]") {
+  TempDir dir;
+  const fs::path file = dir.path / "run.h5";
+  const RunData run = tremor::test::sample_run();
+  std::string error;
+  REQUIRE(tremor::write_run(file, run, error));
+  const auto size = fs::file_size(file);
+  CHECK_FALSE(tremor::write_run(file, tremor::test::sample_run(1, 1), error));
+  CHECK_THAT(error, Catch::Contains("already exists"));
+  CHECK(fs::file_size(file) == size);
+  CHECK(tremor::read_run(file, error).has_value());
+  // A non-empty file is refused even in reservation mode.
+  CHECK_FALSE(tremor::write_run(file, run, error, tremor::ExistingFile::fill_empty_reservation));
+
+  error.clear();
+  CHECK_FALSE(tremor::write_run(dir.path / "no" / "such" / "dir.h5", run, error));
+  CHECK_THAT(error, Catch::Contains("not writable"));
+
+  // An empty reservation is filled.
+  const fs::path reserved = dir.path / "reserved.h5";
+  std::ofstream(reserved).close();
+  CHECK_FALSE(tremor::write_run(reserved, run, error));
+  REQUIRE(tremor::write_run(reserved, run, error, tremor::ExistingFile::fill_empty_reservation));
+  CHECK(tremor::read_run(reserved, error).has_value());
+}
+
+TEST_CASE("read_run gives clear errors on bad files", "[hdf5]") {
+  TempDir dir;
+  std::string error;
+  CHECK_FALSE(tremor::read_run(dir.path / "missing.h5", error).has_value());
+  CHECK_THAT(error, Catch::Contains("does not exist"));
+
+  const fs::path text = dir.path / "text.h5";
+  std::ofstream(text) << "this is not HDF5\n";
+  CHECK_FALSE(tremor::read_run(text, error).has_value());
+  CHECK_THAT(error, Catch::Contains("not an HDF5 file"));
+
+  const fs::path good = dir.path / "good.h5";
+  REQUIRE(tremor::write_run(good, tremor::test::sample_run(4, 5000), error));
+  const auto size = fs::file_size(good);
+  for (double fraction : {0.9, 0.5, 0.1, 0.01}) {
+    INFO("truncated to " << fraction);
+    const fs::path cut = dir.path / ("cut-" + std::to_string(fraction) + ".h5");
+    fs::copy_file(good, cut);
+    fs::resize_file(cut, static_cast<std::uintmax_t>(static_cast<double>(size) * fraction));
+    error.clear();
+    CHECK_FALSE(tremor::read_run(cut, error).has_value());
+    CHECK_FALSE(error.empty());
+  }
+
+  const fs::path wrong_version = dir.path / "v99.h5";
+  fs::copy_file(good, wrong_version);
+  set_schema_version(wrong_version, 99);
+  CHECK_FALSE(tremor::read_run(wrong_version, error).has_value());
+  CHECK_THAT(error, Catch::Contains("unsupported schema version 99"));
+
+  const fs::path no_version = dir.path / "noversion.h5";
+  {
+    const hid_t id = H5Fcreate(no_version.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
+    REQUIRE(id >= 0);
+    H5Fclose(id);
+  }
+  CHECK_FALSE(tremor::read_run(no_version, error).has_value());
+  CHECK_THAT(error, Catch::Contains("no 'schema_version'"));
+
+  const fs::path missing = dir.path / "missing-dataset.h5";
+  fs::copy_file(good, missing);
+  delete_link(missing, "/segments/work");
+  CHECK_FALSE(tremor::read_run(missing, error).has_value());
+  CHECK_THAT(error, Catch::Contains("missing dataset '/segments/work'"));
+
+  RunData uneven = tremor::test::sample_run();
+  uneven.segments.late_rank.pop_back();
+  const fs::path inconsistent = dir.path / "inconsistent.h5";
+  REQUIRE(tremor::write_run(inconsistent, uneven, error));
+  CHECK_FALSE(tremor::read_run(inconsistent, error).has_value());
+  CHECK_THAT(error, Catch::Contains("inconsistent sizes") && Catch::Contains("late_rank"));
+
+  RunData out_of_range = tremor::test::sample_run();
+  out_of_range.detail.global_index[0][0] = 400;
+  const fs::path bad_index = dir.path / "bad-index.h5";
+  REQUIRE(tremor::write_run(bad_index, out_of_range, error));
+  CHECK_FALSE(tremor::read_run(bad_index, error).has_value());
+  CHECK_THAT(error, Catch::Contains("bin index 400"));
+}
+
+TEST_CASE("RunFileAppender adds groups and refuses to replace", "[hdf5]") {
+  TempDir dir;
+  const fs::path file = dir.path / "run.h5";
+  std::string error;
+  REQUIRE(tremor::write_run(file, tremor::test::sample_run(), error));
+  {
+    auto appender = tremor::RunFileAppender::open(file, error);
+    REQUIRE(appender.has_value());
+    const std::vector<double> values{1.5, 2.5};
+    REQUIRE(appender->write("/analysis/groups", "impact_s", values));
+    CHECK_FALSE(appender->write("/analysis/groups", "impact_s", values));
+    CHECK_THAT(appender->error(), Catch::Contains("already exists"));
+    REQUIRE(appender->set_number("/analysis", "interference_percent", 3.25));
+    CHECK_FALSE(appender->set_number("/analysis", "interference_percent", 4.0));
+    REQUIRE(appender->write_text("/analysis", "report_json", "{\"a\": 1}"));
+    REQUIRE(appender->close());
+  }
+  // The run itself still reads back, and the new dataset holds what was written.
+  REQUIRE(tremor::read_run(file, error).has_value());
+  const hid_t id = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(id >= 0);
+  double read[2] = {0, 0};
+  const hid_t dataset = H5Dopen2(id, "/analysis/groups/impact_s", H5P_DEFAULT);
+  REQUIRE(H5Dread(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, read) >= 0);
+  H5Dclose(dataset);
+  H5Fclose(id);
+  CHECK(read[0] == 1.5);
+  CHECK(read[1] == 2.5);
+
+  CHECK_FALSE(tremor::RunFileAppender::open(dir.path / "absent.h5", error).has_value());
+}
+
+TEST_CASE("reserve_output_files gives unique, exclusive names", "[output]") {
+  TempDir dir;
+  const std::vector<std::string_view> extensions{".h5", ".json"};
+  std::string error;
+  const auto first = tremor::reserve_output_files(dir.path, "/usr/bin/my app", "job/7", extensions, error);
+  REQUIRE(first.has_value());
+  const std::string expected_stem = "my_app-job_7-" + std::to_string(::getpid()) + "-0";
+  CHECK(first->stem == expected_stem);
+  REQUIRE(first->paths.size() == 2);
+  CHECK(first->paths[0] == dir.path / (expected_stem + ".h5"));
+  CHECK(fs::exists(first->paths[1]));
+
+  // A stray .json with the next stem makes the next reservation skip that n.
+  std::ofstream(dir.path / ("my_app-job_7-" + std::to_string(::getpid()) + "-1.json")) << "{}";
+  const auto second = tremor::reserve_output_files(dir.path, "my app", "job/7", extensions, error);
+  REQUIRE(second.has_value());
+  CHECK(second->stem == "my_app-job_7-" + std::to_string(::getpid()) + "-2");
+  CHECK_FALSE(fs::exists(dir.path / ("my_app-job_7-" + std::to_string(::getpid()) + "-1.h5")));
+
+  const auto timed = tremor::reserve_output_files(dir.path, "app", "", extensions, error);
+  REQUIRE(timed.has_value());
+  CHECK(timed->stem.size() == std::string("app-yyyymmdd-hhmmss-").size() + std::to_string(::getpid()).size() + 2);
+
+  std::string message;
+  CHECK_FALSE(tremor::reserve_output_files(dir.path / "absent", "app", "", extensions, message).has_value());
+  CHECK_THAT(message, Catch::Contains("cannot create"));
+
+  // The reserved .h5 is filled by write_run in reservation mode.
+  REQUIRE(tremor::write_run(first->paths[0], tremor::test::sample_run(), error,
+                            tremor::ExistingFile::fill_empty_reservation));
+}
