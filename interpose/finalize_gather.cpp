@@ -10,6 +10,7 @@
 
 #include "finalize_driver.hpp"
 #include "recorder.hpp"
+#include "tremor/inject_api.h"
 #include "tremor/program_merge.hpp"
 
 namespace tremor::interpose {
@@ -153,6 +154,45 @@ std::vector<std::uint16_t> merge_metric_bins(const Context& ctx, const BinTable&
   return map;
 }
 
+// Ground truth from libtremor-inject when it is loaded (found by dlsym, no
+// link dependency). The root keeps at most 2^22 records in the file; every
+// rank's CSV log has them all.
+constexpr std::size_t kMaxInjectionRecords = std::size_t{1} << 22;
+
+void gather_injection(const Context& ctx, RunData* run) {
+  std::vector<tremor_inject_record> records;
+  const auto count = reinterpret_cast<tremor_inject_record_count_fn>(dlsym(RTLD_DEFAULT, TREMOR_INJECT_RECORD_COUNT_SYMBOL));
+  const auto copy = reinterpret_cast<tremor_inject_copy_records_fn>(dlsym(RTLD_DEFAULT, TREMOR_INJECT_COPY_RECORDS_SYMBOL));
+  if (count && copy) {
+    const std::size_t cap = std::max<std::size_t>(1, kMaxInjectionRecords / static_cast<std::size_t>(ctx.size));
+    records.resize(std::min(count(), cap));
+    records.resize(static_cast<std::size_t>(std::max(0, copy(records.data(), records.size()))));
+  }
+  const int mine = static_cast<int>(records.size() * sizeof(tremor_inject_record));
+  std::vector<int> sizes(ctx.root() ? static_cast<std::size_t>(ctx.size) : 0), displs;
+  PMPI_Gather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, ctx.comm);
+  std::vector<tremor_inject_record> all;
+  if (ctx.root()) {
+    int offset = 0;
+    for (int size : sizes) {
+      displs.push_back(offset);
+      offset += size;
+    }
+    all.resize(static_cast<std::size_t>(offset) / sizeof(tremor_inject_record));
+  }
+  PMPI_Gatherv(records.data(), mine, MPI_BYTE, all.data(), sizes.data(), displs.data(), MPI_BYTE, 0, ctx.comm);
+  if (!ctx.root()) return;
+  for (int r = 0; r < ctx.size; ++r) {
+    const std::size_t first = static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]) / sizeof(tremor_inject_record);
+    const std::size_t n = static_cast<std::size_t>(sizes[static_cast<std::size_t>(r)]) / sizeof(tremor_inject_record);
+    for (std::size_t i = first; i < first + n; ++i) {
+      const tremor_inject_record& record = all[i];
+      run->injection.push_back(InjectionRecord{r, record.time_s, std::string(record.call, strnlen(record.call, sizeof record.call)),
+                                               record.requested_us, record.spent_us});
+    }
+  }
+}
+
 struct DoubleInt {
   double value;
   int rank;
@@ -182,6 +222,7 @@ std::optional<RunData> gather_run(MPI_Comm comm, const Recorder& recorder, const
 
   gather_ranks(ctx, &run);
   gather_totals(ctx, local, &run);
+  gather_injection(ctx, &run);
 
   // Program-wide bins and this rank's segments as global bin indices.
   std::array<std::vector<std::uint16_t>, kQuantizedCount> global_index;

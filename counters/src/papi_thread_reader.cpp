@@ -21,7 +21,9 @@ struct papi_thread_state {
   std::uint64_t last = 0;
 };
 
-thread_local papi_thread_state tls_state;
+// initial-exec: the profiler is LD_PRELOADed (static TLS is reserved for it),
+// and this model spares the read path a __tls_get_addr call.
+[[gnu::tls_model("initial-exec")]] thread_local papi_thread_state tls_state;
 std::atomic<std::uint64_t> thread_failures{0};
 
 void release_event_set(papi_thread_state& state) noexcept {

@@ -52,6 +52,26 @@ void BM_SegmentStoreAppend(benchmark::State& state) {
 }
 BENCHMARK(BM_SegmentStoreAppend);
 
+void BM_QuantizerInsert(benchmark::State& state) {
+  std::mt19937_64 engine(3);
+  std::lognormal_distribution<double> seconds(-7.0, 1.0);
+  std::vector<double> values(1 << 16);
+  for (double& v : values) v = seconds(engine);
+  tremor::QuantizedColumn column;  // B = 256, stores the id like the recorder does
+  std::size_t i = 0;
+  for (auto _ : state) {
+    if (column.size() >= 50'000'000) {
+      state.PauseTiming();
+      column = tremor::QuantizedColumn();
+      state.ResumeTiming();
+    }
+    benchmark::DoNotOptimize(column.append(values[i]));
+    i = (i + 1) & (values.size() - 1);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_QuantizerInsert);
+
 void BM_MemoryPerSegment(benchmark::State& state) {
   const auto segments = static_cast<std::size_t>(state.range(0));
   double bytes_per_segment = 0;

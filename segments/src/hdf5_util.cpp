@@ -1,6 +1,7 @@
 #include "hdf5_util.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace tremor::hdf5 {
 namespace {
@@ -85,15 +86,22 @@ bool write_numeric(hid_t location, const std::string& name, hid_t memory_type, c
 
 bool write_strings(hid_t location, const std::string& name, const std::vector<std::string>& values,
                    std::string& error) {
-  std::vector<const char*> pointers(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) pointers[i] = values[i].c_str();
-  Handle type = variable_string_type();
+  // Fixed-length (NUL-padded) UTF-8: the text sits in the dataset itself, not
+  // in HDF5's unchecksummed global heap, whose corruption can crash HDF5.
+  std::size_t width = 1;
+  for (const std::string& value : values) width = std::max(width, value.size());
+  std::vector<char> packed(values.size() * width, '\0');
+  for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(&packed[i * width], values[i].data(), values[i].size());
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), width);
+  H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
   const hsize_t size = values.size();
   Handle space(H5Screate_simple(1, &size, nullptr), H5Sclose);
   Handle dataset(H5Dcreate2(location, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                  H5Dclose);
   if (!dataset.valid() ||
-      (size > 0 && H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()) < 0)) {
+      (size > 0 && H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, packed.data()) < 0)) {
     error = "cannot write string dataset " + where(name);
     return false;
   }
@@ -181,22 +189,29 @@ bool read_strings(hid_t location, const std::string& name, std::vector<std::stri
   Handle dataset(H5Dopen2(location, name.c_str(), H5P_DEFAULT), H5Dclose);
   Handle file_type(H5Dget_type(dataset.get()), H5Tclose);
   Handle space(H5Dget_space(dataset.get()), H5Sclose);
-  if (!dataset.valid() || H5Tget_class(file_type.get()) != H5T_STRING || H5Tis_variable_str(file_type.get()) <= 0 ||
+  if (!dataset.valid() || H5Tget_class(file_type.get()) != H5T_STRING || H5Tis_variable_str(file_type.get()) != 0 ||
       H5Sget_simple_extent_ndims(space.get()) != 1) {
-    error = "dataset " + where(name) + " is not a 1-D variable-length string dataset";
+    error = "dataset " + where(name) + " is not a 1-D fixed-length string dataset";
     return false;
   }
   hsize_t size = 0;
   H5Sget_simple_extent_dims(space.get(), &size, nullptr);
-  std::vector<char*> pointers(size, nullptr);
-  Handle type = variable_string_type();
-  if (size > 0 && H5Dread(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()) < 0) {
+  const std::size_t width = H5Tget_size(file_type.get());
+  if (width == 0 || size > (hsize_t{1} << 34) / width) {
+    error = "dataset " + where(name) + " has an implausible size";
+    return false;
+  }
+  std::vector<char> packed(static_cast<std::size_t>(size) * width, '\0');
+  Handle type(H5Tcopy(file_type.get()), H5Tclose);
+  if (size > 0 && H5Dread(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, packed.data()) < 0) {
     error = "cannot read dataset " + where(name) + " (file truncated or corrupted?)";
     return false;
   }
   values.assign(size, {});
-  for (hsize_t i = 0; i < size; ++i) values[i] = pointers[i] ? pointers[i] : "";
-  if (size > 0) H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, pointers.data());
+  for (std::size_t i = 0; i < size; ++i) {
+    const char* begin = &packed[i * width];
+    values[i].assign(begin, strnlen(begin, width));
+  }
   return true;
 }
 

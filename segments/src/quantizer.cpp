@@ -57,6 +57,9 @@ StreamingQuantizer::Id StreamingQuantizer::insert(double value) noexcept {
     rep_[position] = sum_[position] / static_cast<double>(count_[position]);
     return id_[position];
   }
+  // Callers that keep ids renumber before this point (QuantizedColumn); for
+  // the others (bin tables only) the old ids are simply retired.
+  if (ids_exhausted()) renumber_without_map();
   const Id new_id = static_cast<Id>(next_id_);
   forward_[new_id] = new_id;
   ++next_id_;
@@ -165,6 +168,10 @@ void StreamingQuantizer::dense_indices(std::span<Id> dense_of) noexcept {
 
 void StreamingQuantizer::renumber(std::span<Id> new_id_of) noexcept {
   dense_indices(new_id_of);
+  renumber_without_map();
+}
+
+void StreamingQuantizer::renumber_without_map() noexcept {
   for (std::size_t position = 0; position < size_; ++position) {
     id_[position] = static_cast<Id>(position);
     forward_[position] = static_cast<Id>(position);

@@ -171,7 +171,11 @@ bool write_run(const std::filesystem::path& path, const RunData& run, std::strin
   struct stat info {};
   // An empty reservation is the only file ever truncated: it holds no data.
   const bool reserved = ::stat(path.c_str(), &info) == 0;
-  Handle file(H5Fcreate(path.c_str(), reserved ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  // The 1.8 file format checksums its metadata, so read_run can tell a
+  // corrupted file from a valid one; every HDF5 >= 1.8 and h5py reads it.
+  Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+  Handle file(H5Fcreate(path.c_str(), reserved ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, access.get()), H5Fclose);
   if (!file.valid()) {
     error = "cannot create HDF5 file '" + path.string() + "'";
     return false;

@@ -99,7 +99,7 @@ TEST_CASE("planted delays are found exactly, with percent, class and p(high)", "
     CHECK(result.probability_high == Approx(1.0 / (1.0 + std::exp(-0.35 * (percent - 11.25)))).epsilon(1e-12));
     CHECK(result.segment_class[10] == SegmentClass::interfered);
     CHECK(result.segment_class[11] == SegmentClass::normal);
-    CHECK(result.segment_impact_s[120] == Approx(run.segments.duration_s[120] - b.threshold));
+    CHECK(result.segment_impact_s[120] == Approx(run.segments.duration_s[120] - a.threshold));
   }
 }
 

@@ -183,7 +183,12 @@ TEST_CASE("report_run writes /analysis and the reserved JSON; tremor analyze agr
     const auto json = nlohmann::json::parse(strict.out);
     CHECK(json["parameters"]["mad_factor"] == 100.0);
     CHECK(json["parameters"]["seed"] == 9);
-    CHECK(json["interfered_segments"].size() < 3);
+    const auto& group = json["groups"][0];
+    CHECK(group["threshold_s"].get<double>() ==
+          Approx(group["median_s"].get<double>() + 100.0 * group["mad_s"].get<double>()));
+    const Outcome too_strict = run_tremor(dir, "analyze --json --min-group 150 " + h5.string());
+    REQUIRE(too_strict.status == 0);
+    CHECK(nlohmann::json::parse(too_strict.out)["estimate_possible"] == false);
     CHECK(json["predictions"].size() == 5);
   }
 }

@@ -5,22 +5,19 @@
 #include <chrono>
 #include <thread>
 
+#include "busy_work.hpp"
 #include "tremor/counters/counter_source.hpp"
 
 using tremor::counters::counter_source;
 using tremor::counters::open_counter_source;
 using tremor::counters::source_kind;
+using tremor::counters::testing::spin_cpu;
 using namespace std::chrono_literals;
 
 namespace {
 
 constexpr std::uint64_t ns_per_ms = 1'000'000;
 
-void spin_for(std::chrono::steady_clock::duration wall) {
-  const auto end = std::chrono::steady_clock::now() + wall;
-  volatile std::uint64_t sink = 0;
-  while (std::chrono::steady_clock::now() < end) sink = sink + 1;
-}
 
 }  // namespace
 
@@ -77,14 +74,9 @@ TEST_CASE("thread CPU time reads are monotonic", "[counters][fallback]") {
 
 TEST_CASE("thread CPU time tracks busy time, not sleep", "[counters][fallback]") {
   const counter_source source = open_counter_source("cputime").source;
-  // Other builds share the two cores: a busy spin may be descheduled, so a
-  // short one is retried; a counter that does not count CPU time fails anyway.
-  std::uint64_t busy_delta = 0;
-  for (int attempt = 0; attempt < 5 && busy_delta < 10 * ns_per_ms; ++attempt) {
-    const std::uint64_t before = source.read();
-    spin_for(20ms);
-    busy_delta = source.read() - before;
-  }
+  const std::uint64_t before_busy = source.read();
+  spin_cpu(20 * ns_per_ms);
+  const std::uint64_t busy_delta = source.read() - before_busy;
   CHECK(busy_delta >= 10 * ns_per_ms);
   CHECK(busy_delta <= 200 * ns_per_ms);
 
@@ -100,7 +92,7 @@ TEST_CASE("each thread reads its own CPU time", "[counters][fallback][threads]")
   const std::uint64_t main_before = source.read();
   std::thread busy([&] {
     const std::uint64_t before = source.read();
-    spin_for(100ms);
+    spin_cpu(50'000'000);
     busy_delta = source.read() - before;
   });
   std::thread sleeper([&] {

@@ -11,11 +11,13 @@
 #include <thread>
 #include <vector>
 
+#include "busy_work.hpp"
 #include "tremor/counters/counter_source.hpp"
 
 using tremor::counters::counter_source;
 using tremor::counters::open_counter_source;
 using tremor::counters::source_kind;
+using tremor::counters::testing::spin_cpu;
 using namespace std::chrono_literals;
 
 namespace {
@@ -37,11 +39,6 @@ void register_test_counters() {
 constexpr const char* work_event = "sde:::TremorCountersTest::work";
 constexpr const char* other_event = "sde:::TremorCountersTest::other";
 
-void spin_for(std::chrono::steady_clock::duration wall) {
-  const auto end = std::chrono::steady_clock::now() + wall;
-  volatile std::uint64_t sink = 0;
-  while (std::chrono::steady_clock::now() < end) sink = sink + 1;
-}
 
 }  // namespace
 
@@ -132,7 +129,7 @@ TEST_CASE("a perf_event software event counts per thread where it starts", "[cou
   std::uint64_t sleeper_delta = 0;
   std::thread busy([&] {
     const std::uint64_t before = source.read();
-    spin_for(100ms);
+    spin_cpu(50'000'000);
     busy_delta = source.read() - before;
   });
   std::thread sleeper([&] {

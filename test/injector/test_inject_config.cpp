@@ -112,7 +112,8 @@ TEST_CASE("every bad value is named in the one message") {
       {"TREMOR_INJECT_MODE", "nap"},      {"TREMOR_INJECT_AFTER_S", "soon"}, {"TREMOR_INJECT_FOR_S", "0"}};
   for (const auto& [name, value] : bad_values) {
     INFO(name << "=" << value);
-    g_environment = {{"TREMOR_INJECT_MEAN_US", "100"}, {name, value}};
+    g_environment = {{"TREMOR_INJECT_MEAN_US", "100"}};
+    g_environment[name] = value;
     const ParseResult result = parse_config(&lookup, 0);
     CHECK_FALSE(result.ok);
     CHECK(result.error.find(name + "='" + value + "'") != std::string::npos);

@@ -42,6 +42,7 @@ def main():
     base_env = {k: v for k, v in os.environ.items() if not k.startswith("TREMOR_")}
     baseline = run(command, base_env)
     failures = []
+    failed_cases = set()
     names = settings()
     if len(names) < 10:
         sys.exit(f"only {len(names)} settings found in {CONFIG_SOURCE}")
@@ -52,15 +53,19 @@ def main():
                 env[name] = value
                 result = run(command, env)
                 label = f"{name}={value!r}"
+                before = len(failures)
                 if result.stdout != baseline.stdout or result.returncode != baseline.returncode:
                     failures.append(f"{label}: stdout/exit status changed ({result.returncode} vs {baseline.returncode})")
                 if value == UNPARSEABLE:
                     mentions = [line for line in result.stderr.splitlines() if name in line]
                     if len(mentions) != 1:
                         failures.append(f"{label}: expected one message naming {name}, got {mentions}")
+                if len(failures) > before:
+                    failed_cases.add(label)
     for failure in failures:
         print("FAILED " + failure)
-    print(f"{len(names) * (len(VALUES) + 1) - len(failures)} passed, {len(failures)} failed")
+    cases = len(names) * (len(VALUES) + 1)
+    print(f"{cases - len(failed_cases)} passed, {len(failed_cases)} failed")
     sys.exit(1 if failures else 0)
 
 

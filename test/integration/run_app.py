@@ -141,7 +141,36 @@ def check_schema(f, args):
         fail(f"effective configuration incomplete: {names}")
 
 
-CHECKS = {"bsp": check_bsp, "segments": check_segments, "io": check_io, "sde": check_sde, "schema": check_schema}
+def check_stacked(f, args):
+    """Profiler + injector on POSIX I/O: the truth is in /injection and the
+    profiler's I/O time on the injected rank equals the delays spent there
+    (plus the real I/O, microseconds per call on a local file system)."""
+    rank = int(args["rank"])
+    calls = [text(c) for c in f["injection/call"][:]]
+    ranks = f["injection/rank"][:]
+    spent = f["injection/spent_us"][:]
+    if len(calls) == 0:
+        fail("no injection records in /injection")
+    if set(ranks.tolist()) != {rank}:
+        fail(f"injections on ranks {sorted(set(ranks.tolist()))}, expected only {rank}")
+    # Only the application's calls count: PAPI's start-up reads /proc with
+    # fopen while the injector is already active, and Tremor does not record
+    # its own I/O as the application's.
+    allowed = set(args["calls"].split(","))
+    ours = [c in allowed for c in calls]
+    spent = spent[ours]
+    print("injected calls:", {c: calls.count(c) for c in sorted(set(calls))})
+    row = list(f["detail/ranks"][:]).index(rank)
+    measured = detail_values(f, "io_time")[row].sum()
+    truth = spent.sum() * 1e-6
+    segments = f["segments/duration_s"].shape[0]
+    low, high = truth, truth * 1.02 + 2e-4 * segments + 2e-3
+    print(f"profiler I/O time on rank {rank}: {measured:.4f} s; injected: {truth:.4f} s")
+    if not low <= measured <= high:
+        fail(f"measured {measured:.4f} s outside [{low:.4f}, {high:.4f}] for {truth:.4f} s injected")
+
+
+CHECKS = {"stacked": check_stacked, "bsp": check_bsp, "segments": check_segments, "io": check_io, "sde": check_sde, "schema": check_schema}
 
 
 def main():

@@ -21,8 +21,10 @@ struct ProgramBins {
 
 // per_rank[r] is rank r's finalised table (ascending rep). Bins are sorted by
 // (rep, rank, local index) and the closest adjacent pair (leftmost on ties) is
-// merged until at most max_bins remain: a min-heap of gaps with lazy
-// deletion, O(N log N) for N input bins. max_bins is clamped to [1, 65536].
+// merged until at most max_bins remain. The initial gaps are sorted once and
+// gaps created by merges go into a 4-ary min-heap; stale gaps are skipped
+// when popped (lazy deletion). O(N log N) for N input bins. max_bins is
+// clamped to [1, 65536] (global indices are uint16).
 ProgramBins merge_program_bins(std::span<const BinTable> per_rank,
                                std::size_t max_bins = kGlobalMaxBins);
 

@@ -30,8 +30,10 @@ class StreamingQuantizer {
   // max_bins is clamped to [1, kMaxBins].
   explicit StreamingQuantizer(std::size_t max_bins = kMaxBins);
 
-  // Precondition: !ids_exhausted(). Non-finite values are counted as 0
-  // (non_finite_count() tells how many) so the sorted order stays valid.
+  // Returns the id of the value's bin. Callers that store ids must renumber()
+  // when ids_exhausted(); otherwise insert retires all ids issued so far.
+  // Non-finite values are counted as 0 (non_finite_count() tells how many)
+  // so the sorted order stays valid.
   Id insert(double value) noexcept;
   bool ids_exhausted() const noexcept { return next_id_ >= kIdSpace; }
 
@@ -54,6 +56,7 @@ class StreamingQuantizer {
   std::size_t memory_bytes() const noexcept;
 
  private:
+  void renumber_without_map() noexcept;
   void move_range(std::size_t begin, std::size_t end, std::size_t to) noexcept;
   void place(std::size_t slot, double value, Id id) noexcept;
   void absorb_value(std::size_t slot, double value) noexcept;

@@ -21,10 +21,10 @@
 //   Only one PAPI source should be read at a time: reading a different one on
 //   a thread rebuilds that thread's event set (values stay monotonic).
 //
-// Cost per read on the 2-core KVM build machine (bench_counters, see
-// counters/README.md): CLOCK_MONOTONIC ~19 ns, CLOCK_THREAD_CPUTIME_ID ~205 ns,
-// PAPI_read of an SDE counter ~45 ns, PAPI_read of perf::TASK-CLOCK ~680 ns;
-// read() adds only a few ns to the underlying call.
+// Cost per read on the 2-core KVM build machine (bench_counters, CPU time,
+// see counters/README.md): CLOCK_MONOTONIC 28 ns (reference),
+// CLOCK_THREAD_CPUTIME_ID 628 ns, PAPI_read of an SDE counter 24 ns, PAPI_read
+// of perf::TASK-CLOCK 1068 ns; read() adds at most a few ns to the raw call.
 //
 // Caveat of the thread_cputime fallback: it ignores time the thread is
 // descheduled (CPU contention shows as longer segments, not as more work), but

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs Tremor's build and test dependencies from Debian 12's archive.
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config gfortran
+  mpich libmpich-dev openmpi-bin libopenmpi-dev
+  libpapi-dev papi-tools libhdf5-dev hdf5-tools
+  libboost-math-dev libspdlog-dev catch2 libcli11-dev nlohmann-json3-dev libbenchmark-dev
+  python3 python3-h5py python3-numpy python3-scipy python3-matplotlib
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+echo "install-deps: installing ${missing[*]}"
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The one test command: installs dependencies, builds both MPI flavours with
+# warnings as errors, and runs every test of each (CTest).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+"$top/scripts/install-deps.sh"
+status=0
+for flavour in mpich openmpi; do
+  echo "== $flavour: build"
+  "$top/scripts/build.sh" "$flavour" -DTREMOR_WERROR=ON
+  echo "== $flavour: test"
+  (cd "$top/build-$flavour" && ctest --output-on-failure --timeout 600) || status=1
+done
+exit $status
