@@ -234,23 +234,31 @@ std::optional<RunData> gather_run(MPI_Comm comm, const Recorder& recorder, const
 
   // Exact reductions over all ranks, in bounded chunks.
   std::vector<std::uint16_t> longest_index(ctx.root() ? n : 0);
-  std::vector<DoubleInt> least_wait(ctx.root() ? n : 0);
+  std::vector<DoubleInt> least_mpi(ctx.root() ? n : 0);
+  std::vector<double> least_wait(ctx.root() ? n : 0);
   std::vector<std::uint64_t> signature_sum(ctx.root() ? n : 0);
+  // The late rank is the one that spent the least time inside MPI in the
+  // segment: the others waited for it, in the closing collective or in any
+  // earlier exchange that resynchronised them.
   const BinTable& wait_bins = local.bins[index(Quantized::wait_time)];
+  const BinTable& mpi_bins = local.bins[index(Quantized::mpi_time)];
   for (std::size_t first = 0; first < n; first += kReduceChunk) {
     const std::size_t count = std::min(kReduceChunk, n - first);
-    std::vector<DoubleInt> waits(count);
+    std::vector<DoubleInt> mpi_times(count);
+    std::vector<double> waits(count);
     std::vector<std::uint64_t> hashes(count);
     for (std::size_t i = 0; i < count; ++i) {
       const std::size_t s = first + i;
-      waits[i] = {wait_bins[local.bin_index[index(Quantized::wait_time)][s]].rep(), ctx.rank};
+      mpi_times[i] = {mpi_bins[local.bin_index[index(Quantized::mpi_time)][s]].rep(), ctx.rank};
+      waits[i] = wait_bins[local.bin_index[index(Quantized::wait_time)][s]].rep();
       hashes[i] = signature_hash(local.signatures[local.signature_index[s]]);
     }
     const int c = static_cast<int>(count);
     PMPI_Reduce(global_index[index(Quantized::duration)].data() + first,
                 ctx.root() ? longest_index.data() + first : nullptr, c, MPI_UINT16_T, MPI_MAX, 0, comm);
-    PMPI_Reduce(waits.data(), ctx.root() ? least_wait.data() + first : nullptr, c, MPI_DOUBLE_INT, MPI_MINLOC, 0,
-                comm);
+    PMPI_Reduce(mpi_times.data(), ctx.root() ? least_mpi.data() + first : nullptr, c, MPI_DOUBLE_INT, MPI_MINLOC,
+                0, comm);
+    PMPI_Reduce(waits.data(), ctx.root() ? least_wait.data() + first : nullptr, c, MPI_DOUBLE, MPI_MIN, 0, comm);
     PMPI_Reduce(hashes.data(), ctx.root() ? signature_sum.data() + first : nullptr, c, MPI_UINT64_T, MPI_SUM, 0,
                 comm);
   }
@@ -315,8 +323,8 @@ std::optional<RunData> gather_run(MPI_Comm comm, const Recorder& recorder, const
     table.mpi_time_s.push_back(median_over_detail(Quantized::mpi_time, s));
     table.io_time_s.push_back(median_over_detail(Quantized::io_time, s));
     table.signature.push_back(signature_sum[s]);
-    table.late_rank.push_back(least_wait[s].rank);
-    table.late_wait_s.push_back(least_wait[s].value);
+    table.late_rank.push_back(least_mpi[s].rank);
+    table.late_wait_s.push_back(least_wait[s]);
     table.closing_call.push_back(local.closing_call[s]);
   }
 

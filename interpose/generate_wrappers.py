@@ -66,7 +66,7 @@ def feature_code(kind, rule):
         return [add("io_reads", 1), add("io_bytes_read", received)]
     if kind == "io_write":
         return [add("io_writes", 1), add("io_bytes_written", sent)]
-    if kind in ("complete", "time", "request_free", "comm_free"):
+    if kind in ("complete", "time", "io_time", "request_free", "comm_free"):
         return []
     raise ValueError(f"unknown kind {kind}")
 
@@ -97,12 +97,20 @@ def mpi_wrapper(name, params, kind, rule):
     leave = "leave_io" if kind.startswith("io_") else "leave_mpi"
     cid = call_id(name)
     arglist = ", ".join(args)
-    lines = [f'extern "C" TREMOR_EXPORT int {name}({params}) {{',
+    # One body serves both MPI_X and PMPI_X (Darshan's way): Fortran bindings
+    # that call PMPI_X directly (Open MPI, MPICH's mpi_f08) are recorded too,
+    # and the depth guard keeps a call from being counted twice. The real
+    # function is the next PMPI_X in the search order (a stacked injector or
+    # the MPI library).
+    lines = [f"using {cid}_fn = int (*)({params});",
+             f"int record_{cid}({params}) {{",
+             f'  static const auto real = reinterpret_cast<{cid}_fn>(next_mpi_symbol("P{name}"));',
+             "  if (!real) return MPI_ERR_INTERN;",
              "  ThreadState* const state = enter();",
-             f"  if (!state) return P{name}({arglist});"]
+             f"  if (!state) return real({arglist});"]
     lines += ["  " + b for b in before]
     lines += ["  const std::uint64_t start = ticks();",
-              f"  const int rc = P{name}({', '.join(pmpi_args)});",
+              f"  const int rc = real({', '.join(pmpi_args)});",
               "  const std::uint64_t end = ticks();"]
     facts = feature_code(kind, rule)
     if facts:
@@ -112,7 +120,10 @@ def mpi_wrapper(name, params, kind, rule):
     lines.append(f"  {leave}(*state, start, end);")
     if boundary:
         lines.append(f"  if (closes_segment && rc == MPI_SUCCESS) close_segment(CallId::{cid}, start, end, work_at_entry);")
-    lines += ["  return rc;", "}", ""]
+    lines += ["  return rc;", "}",
+              f'extern "C" TREMOR_EXPORT int {name}({params}) {{ return record_{cid}({arglist}); }}',
+              f'extern "C" TREMOR_EXPORT int P{name}({params}) {{ return record_{cid}({arglist}); }}',
+              ""]
     return "\n".join(lines)
 
 

@@ -1,15 +1,23 @@
-// MPI_Init, MPI_Init_thread and MPI_Finalize: the recorder starts when
-// initialisation succeeded and hands over to the finalize driver before the
-// MPI library shuts down. A process that never calls MPI_Init stays inert.
+// MPI_Init, MPI_Init_thread and MPI_Finalize (and their PMPI_ names, which
+// Fortran bindings call directly): the recorder starts when initialisation
+// succeeded and hands over to the finalize driver before the MPI library
+// shuts down. A process that never calls MPI_Init stays inert.
 #include <mpi.h>
 
 #include "finalize_driver.hpp"
 #include "recorder.hpp"
 
 namespace tremor::interpose {
+namespace {
 
-extern "C" TREMOR_EXPORT int MPI_Init(int* argc, char*** argv) {
-  const int rc = PMPI_Init(argc, argv);
+using InitFn = int (*)(int*, char***);
+using InitThreadFn = int (*)(int*, char***, int, int*);
+using FinalizeFn = int (*)();
+
+int start_after_init(int* argc, char*** argv) {
+  static const auto real = reinterpret_cast<InitFn>(next_mpi_symbol("PMPI_Init"));
+  if (!real) return MPI_ERR_INTERN;
+  const int rc = real(argc, argv);
   if (rc == MPI_SUCCESS) {
     int provided = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&provided);
@@ -18,19 +26,36 @@ extern "C" TREMOR_EXPORT int MPI_Init(int* argc, char*** argv) {
   return rc;
 }
 
-extern "C" TREMOR_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+int start_after_init_thread(int* argc, char*** argv, int required, int* provided) {
+  static const auto real = reinterpret_cast<InitThreadFn>(next_mpi_symbol("PMPI_Init_thread"));
+  if (!real) return MPI_ERR_INTERN;
+  const int rc = real(argc, argv, required, provided);
   if (rc == MPI_SUCCESS) Recorder::instance().start(provided ? *provided : required);
   return rc;
 }
 
-extern "C" TREMOR_EXPORT int MPI_Finalize(void) {
+int report_then_finalize() {
+  static const auto real = reinterpret_cast<FinalizeFn>(next_mpi_symbol("PMPI_Finalize"));
+  if (!real) return MPI_ERR_INTERN;
   Recorder& recorder = Recorder::instance();
   if (recorder.finish()) {
     InsideTremor guard;
     run_finalize_driver(recorder);
   }
-  return PMPI_Finalize();
+  return real();
 }
+
+}  // namespace
+
+extern "C" TREMOR_EXPORT int MPI_Init(int* argc, char*** argv) { return start_after_init(argc, argv); }
+extern "C" TREMOR_EXPORT int PMPI_Init(int* argc, char*** argv) { return start_after_init(argc, argv); }
+extern "C" TREMOR_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  return start_after_init_thread(argc, argv, required, provided);
+}
+extern "C" TREMOR_EXPORT int PMPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  return start_after_init_thread(argc, argv, required, provided);
+}
+extern "C" TREMOR_EXPORT int MPI_Finalize(void) { return report_then_finalize(); }
+extern "C" TREMOR_EXPORT int PMPI_Finalize(void) { return report_then_finalize(); }
 
 }  // namespace tremor::interpose

@@ -12,7 +12,7 @@ kind decides which feature a successful call increments:
                                            when their communicator spans the world
   rma / rma_put / rma_get                  one-sided
   io_open / io_close / io_read / io_write  MPI-IO
-  time                                     time only (no feature)
+  time / io_time                           time only (no feature), inside MPI / inside I/O
 The byte rule is a C++ expression pair "sent ; received" evaluated after a
 successful call with helpers from wrapper_support.hpp (type_bytes, sum_counts,
 comm_size, is_root, in_place).
@@ -176,11 +176,22 @@ for suffix in ("read_all_begin", "read_ordered_begin"):
 MPI_CALLS.append(("MPI_File_read_at_all_begin", "MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype", "io_read", ("0", "type_bytes(count, datatype)")))
 MPI_CALLS.append(("MPI_File_write_at_all_begin", "MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype", "io_write", ("type_bytes(count, datatype)", "0")))
 for suffix in ("read_all_end", "read_ordered_end", "read_at_all_end"):
-    MPI_CALLS.append((f"MPI_File_{suffix}", "MPI_File fh, void *buf, MPI_Status *status", "time", None))
-    MPI_CALLS.append((f"MPI_File_{suffix.replace('read', 'write')}", "MPI_File fh, const void *buf, MPI_Status *status", "time", None))
+    MPI_CALLS.append((f"MPI_File_{suffix}", "MPI_File fh, void *buf, MPI_Status *status", "io_time", None))
+    MPI_CALLS.append((f"MPI_File_{suffix.replace('read', 'write')}", "MPI_File fh, const void *buf, MPI_Status *status", "io_time", None))
 MPI_CALLS += [
-    ("MPI_File_sync", "MPI_File fh", "time", None),
-    ("MPI_File_set_view", "MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info", "time", None),
+    ("MPI_File_sync", "MPI_File fh", "io_time", None),
+    # Collective or file-level MPI-IO calls: timed as I/O, and the collectives
+    # ROMIO makes inside them (on a duplicate of the file's communicator) are
+    # nested, so they never look like the application's segment boundaries.
+    ("MPI_File_set_size", "MPI_File fh, MPI_Offset size", "io_time", None),
+    ("MPI_File_preallocate", "MPI_File fh, MPI_Offset size", "io_time", None),
+    ("MPI_File_get_size", "MPI_File fh, MPI_Offset *size", "io_time", None),
+    ("MPI_File_set_atomicity", "MPI_File fh, int flag", "io_time", None),
+    ("MPI_File_seek", "MPI_File fh, MPI_Offset offset, int whence", "io_time", None),
+    ("MPI_File_seek_shared", "MPI_File fh, MPI_Offset offset, int whence", "io_time", None),
+    ("MPI_File_set_info", "MPI_File fh, MPI_Info info", "io_time", None),
+    ("MPI_File_delete", "const char *filename, MPI_Info info", "io_time", None),
+    ("MPI_File_set_view", "MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info", "io_time", None),
     # ---- communicator bookkeeping: decisions cached per communicator are dropped here
     ("MPI_Comm_free", "MPI_Comm *comm", "comm_free", None),
     ("MPI_Comm_disconnect", "MPI_Comm *comm", "comm_free", None),

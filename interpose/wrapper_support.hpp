@@ -3,6 +3,7 @@
 // only after a successful call, so arguments the MPI standard says are
 // ignored (e.g. the send type with MPI_IN_PLACE) are never interpreted.
 #pragma once
+#include <dlfcn.h>
 #include <mpi.h>
 
 #include <cstdint>
@@ -11,6 +12,10 @@
 #include "runtime.hpp"
 
 namespace tremor::interpose {
+
+// The next definition of an MPI symbol after Tremor's (a stacked injector or
+// the MPI library): Tremor defines both MPI_X and PMPI_X.
+inline void* next_mpi_symbol(const char* name) noexcept { return dlsym(RTLD_NEXT, name); }
 
 std::uint64_t type_bytes(long long count, MPI_Datatype datatype) noexcept;
 std::uint64_t received_bytes(const MPI_Status* status, MPI_Datatype datatype) noexcept;

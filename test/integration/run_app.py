@@ -9,6 +9,7 @@ what the program is known to have done. Exit 0 on success.
 """
 import argparse
 import glob
+import json
 import os
 import re
 import shlex
@@ -170,7 +171,65 @@ def check_stacked(f, args):
         fail(f"measured {measured:.4f} s outside [{low:.4f}, {high:.4f}] for {truth:.4f} s injected")
 
 
-CHECKS = {"stacked": check_stacked, "bsp": check_bsp, "segments": check_segments, "io": check_io, "sde": check_sde, "schema": check_schema}
+def check_fortran(f, args):
+    """fortran_*.f90: each call seen exactly once whatever the binding style."""
+    n = int(args["iterations"])
+    segments = f["segments/duration_s"].shape[0]
+    if segments != n + 1:
+        fail(f"expected {n + 1} segments, found {segments}")
+    for r, rows in enumerate(per_rank_features(f)):
+        for s, feats in enumerate(rows[:n]):
+            # segment 0 also holds MPI_Comm_split's setup; every later one: one
+            # world Allreduce (8 bytes, the boundary) + one Barrier on a half.
+            if s > 0 and (feats["coll_all_to_all"], feats["bytes_sent"]) != (2, 8):
+                fail(f"rank row {r} segment {s}: {feats['coll_all_to_all']} collectives, "
+                     f"{feats['bytes_sent']} bytes sent; expected 2 and 8 (counted once)")
+
+
+def report_of(f):
+    with open(f.filename[:-3] + ".json") as handle:
+        return json.load(handle)
+
+
+def check_planted(f, args):
+    """bsp_demo -d R:I,J:MS: exactly known interference on rank R."""
+    report = report_of(f)
+    rank, iterations, ms = int(args["rank"]), [int(i) for i in args["iterations"].split(",")], float(args["ms"])
+    flagged = set(report["interfered_segments"])
+    missing = [i for i in iterations if i not in flagged]
+    if missing:
+        fail(f"planted iterations {missing} not flagged; flagged {sorted(flagged)}")
+    truth = len(iterations) * ms * 1e-3 / report["run_time_s"] * 100.0
+    estimate = report["interference_percent"]
+    print(f"planted {truth:.2f} %, estimated {estimate:.2f} % ({report['class']}, p(high) = {report['probability_high']:.3f})")
+    if not truth - 1.0 <= estimate <= truth + float(args.get("slack_pp", "3")):
+        fail(f"estimate {estimate:.2f} % too far from the planted {truth:.2f} %")
+    top = max(report["stragglers"]["ranks"], key=lambda r: r["impact_s"])
+    if top["rank"] != rank:
+        fail(f"top straggler is rank {top['rank']}, expected {rank}: {report['stragglers']}")
+    if report["class"] != args["class"]:
+        fail(f"class {report['class']}, expected {args['class']}")
+
+
+def check_quiet(f, args):
+    """No interference: below the documented noise floor, class low."""
+    report = report_of(f)
+    floor = float(args.get("floor_pct", "3"))
+    print(f"no interference: estimated {report['interference_percent']:.2f} % ({report['class']})")
+    if report["interference_percent"] > floor or report["class"] != "low":
+        fail(f"{report['interference_percent']:.2f} % ({report['class']}) above the {floor} % noise floor")
+
+
+def check_offline(f, args):
+    """`tremor analyze --json FILE` reproduces the in-process JSON exactly."""
+    result = subprocess.run([args["tremor"], "analyze", "--json", f.filename], capture_output=True, text=True)
+    if result.returncode != 0:
+        fail(f"tremor analyze failed: {result.stderr}")
+    if json.loads(result.stdout) != report_of(f):
+        fail("offline report differs from the in-process report")
+
+
+CHECKS = {"planted": check_planted, "quiet": check_quiet, "offline": check_offline, "fortran": check_fortran, "stacked": check_stacked, "bsp": check_bsp, "segments": check_segments, "io": check_io, "sde": check_sde, "schema": check_schema}
 
 
 def main():

@@ -63,8 +63,8 @@ struct SegmentTable {
   std::vector<double> mpi_time_s;        // median over detail ranks
   std::vector<double> io_time_s;         // median over detail ranks
   std::vector<std::uint64_t> signature;  // sum over ranks of hash(FeatureVector) mod 2^64
-  std::vector<std::int32_t> late_rank;   // rank with the least wait in the closing collective
-  std::vector<double> late_wait_s;       // that rank's wait
+  std::vector<std::int32_t> late_rank;   // rank with the least time inside MPI: the others waited for it
+  std::vector<double> late_wait_s;       // least wait in the closing collective over ranks (its own latency)
   std::vector<std::uint16_t> closing_call;  // index into RunMetadata::call_names
   std::size_t size() const { return duration_s.size(); }
 };
