@@ -1,0 +1,111 @@
+"""Shared pieces of the validation campaigns: interpreter, runs, output files.
+
+The campaigns need numpy, h5py and matplotlib, which Debian's /usr/bin/python3
+has and the first python3 on PATH may not: `ensure_debian_python()` re-executes
+the calling script under /usr/bin/python3 when the imports fail.
+"""
+import glob
+import json
+import math
+import os
+import shlex
+import subprocess
+import sys
+import time
+
+DEBIAN_PYTHON = "/usr/bin/python3"
+LOGISTIC_K = 0.35
+LOGISTIC_X0 = 11.25
+LOW_LIMIT, HIGH_LIMIT = 7.5, 15.0
+
+
+def ensure_debian_python():
+    try:
+        import h5py  # noqa: F401
+        import matplotlib  # noqa: F401
+        import numpy  # noqa: F401
+    except ImportError:
+        if os.path.realpath(sys.executable) != os.path.realpath(DEBIAN_PYTHON) and os.path.exists(DEBIAN_PYTHON):
+            os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON] + sys.argv)
+        raise
+
+
+def probability_high(percent):
+    """Logistic p(high) of STATISTICS.md §6, evaluated without overflow."""
+    z = -LOGISTIC_K * (percent - LOGISTIC_X0)
+    if z <= 0:
+        return 1.0 / (1.0 + math.exp(z))
+    e = math.exp(-z)
+    return e / (1.0 + e)
+
+
+def interference_class(percent):
+    if percent < LOW_LIMIT:
+        return "low"
+    return "high" if percent > HIGH_LIMIT else "medium"
+
+
+def run_under_launcher(launcher, ranks, preload, command, env_extra, output_dir, timeout_s):
+    """Runs `launcher -n ranks command` with the libraries preloaded.
+
+    Returns (wall seconds, h5 path, json path). Tremor and the injector write
+    into output_dir, which must be fresh so exactly one run file lands there.
+    """
+    os.makedirs(output_dir, exist_ok=True)
+    env = dict(os.environ)
+    env.update(env_extra)
+    env["LD_PRELOAD"] = preload
+    env["TREMOR_OUTPUT_DIR"] = output_dir
+    env["TREMOR_REPORT"] = "none"
+    env.setdefault("TREMOR_LOG_LEVEL", "warn")
+    argv = shlex.split(launcher) + ["-n", str(ranks)] + list(command)
+    start = time.monotonic()
+    result = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            timeout=timeout_s)
+    wall = time.monotonic() - start
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited {result.returncode}:\n{result.stderr[-2000:]}")
+    h5_files = sorted(glob.glob(os.path.join(output_dir, "*.h5")))
+    json_files = sorted(glob.glob(os.path.join(output_dir, "*.json")))
+    if len(h5_files) != 1 or len(json_files) != 1:
+        raise RuntimeError(f"expected one .h5 and one .json in {output_dir}, found {h5_files} {json_files}")
+    return wall, h5_files[0], json_files[0]
+
+
+def read_report(json_path):
+    with open(json_path) as handle:
+        return json.load(handle)
+
+
+def write_csv(path, rows, columns):
+    import csv
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: format_cell(row.get(k)) for k in columns})
+
+
+def format_cell(value):
+    if isinstance(value, float):
+        return "" if math.isnan(value) else f"{value:.9g}"
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return "" if value is None else value
+
+
+def write_markdown_table(path, title, rows, columns, notes=()):
+    lines = [f"# {title}", ""]
+    lines.append("| " + " | ".join(columns) + " |")
+    lines.append("|" + "---|" * len(columns))
+    for row in rows:
+        lines.append("| " + " | ".join(markdown_cell(row.get(c)) for c in columns) + " |")
+    lines += [""] + [f"{note}" for note in notes]
+    with open(path, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+
+
+def markdown_cell(value):
+    if isinstance(value, float):
+        return "–" if math.isnan(value) else f"{value:.3g}"
+    return str(value)

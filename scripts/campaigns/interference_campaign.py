@@ -1,0 +1,308 @@
+#!/usr/bin/python3
+"""Interference campaign: Tremor's single-run estimate against measured truth.
+
+For each workload (an MPI command) the campaign runs it N times with Tremor
+and libtremor-inject preloaded, at injected interference levels from none to
+well past 15 % of the run time, in a shuffled order (seed recorded) that
+alternates low and high levels so a drift of the shared machine's load does
+not line up with the level. Per run it records:
+
+- run time: `run_time_s` of the run file (MPI_Init exit to MPI_Finalize
+  entry, max over ranks; launcher start-up is excluded, it is noise here) and
+  the launcher's wall time;
+- measured interference = (T − T_fastest − D) / T, where T_fastest is the
+  fastest run of the workload and D the *median displacement*: the number of
+  segments times the median over segments of (duration − duration of the same
+  segment in the fastest run), floored at 0. A slowdown that stretches every
+  segment (continuous interference) moves that median, sporadic delays do not;
+  Tremor reports the continuous part separately, so it is removed here to
+  compare like with like. The raw (T − T_fastest)/T is kept too;
+- injected critical path, from the run file's /injection records: delays are
+  put in segments by time (segment ends = cumulative sum of the per-segment
+  durations, which are maxima over ranks, so ends are those of the slowest
+  rank), summed per rank and segment, and the per-segment maximum over ranks
+  is summed. In a bulk-synchronous program every rank waits at the boundary
+  for the most delayed one, so delays of different ranks in one segment
+  overlap and only the largest counts. A delay close to a boundary may be put
+  in the neighbouring segment; that matters only when several ranks are
+  delayed, and the default injects on one rank, where the total is exact;
+- estimated interference: `interference_percent` of the run's own JSON report;
+- p = logistic(x; k = 0.35, x0 = 11.25) of measured and estimated,
+  accuracy = 1 − |p_measured − p_estimated|, |Δ pp| = |measured − estimated|
+  in percentage points, and whether both fall in the same class.
+
+Outputs in --output: runs.csv (every run, raw figures), summary.csv and
+summary.md (per workload), estimated_vs_measured.png, accuracy_boxplot.png,
+campaign.json (arguments, seed, order, injection settings per level).
+
+Injection per level L (% of the injected run's time): one calibration run per
+workload with probability 1 and a 1 µs mean counts the eligible calls on the
+injected ranks; then probability = T0·L/(100 − L) / (calls · mean delay).
+"""
+import argparse
+import json
+import os
+import random
+import shlex
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import campaign_common as common  # noqa: E402
+
+common.ensure_debian_python()
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+
+RUN_COLUMNS = ["workload", "order", "run", "level_percent", "inject_calls", "inject_ranks", "inject_probability",
+               "inject_mean_us", "inject_sd_us", "inject_seed", "wall_s", "run_time_s", "fastest_run_time_s",
+               "raw_measured_percent", "median_displacement_s", "measured_percent", "injected_delays",
+               "injected_rank_max_s", "injected_critical_path_s", "injected_percent", "estimated_percent",
+               "estimated_continuous_percent", "estimate_class", "measured_class", "p_measured", "p_estimated",
+               "accuracy", "abs_delta_pp", "same_class", "segments", "usable_segments", "counter_source",
+               "h5_file"]
+SUMMARY_COLUMNS = ["workload", "runs", "median_accuracy", "min_accuracy", "median_abs_delta_pp",
+                   "max_abs_delta_pp", "class_agreement", "median_injected_vs_estimated_abs_pp"]
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--launcher", required=True, help="launcher words, e.g. 'mpiexec.mpich'")
+    parser.add_argument("--np", type=int, default=2, help="processes per run")
+    parser.add_argument("--profiler", required=True, help="libtremor-<flavour>.so")
+    parser.add_argument("--injector", required=True, help="libtremor-inject-<flavour>.so")
+    parser.add_argument("--workload", action="append", required=True, metavar="NAME[:CALLS]=COMMAND",
+                        help="workload name, optional injected call families (default coll), command")
+    parser.add_argument("--runs", type=int, default=15, help="runs per workload (15 or more for a campaign)")
+    parser.add_argument("--levels", default="0,2,5,8,11,14,18,25,35",
+                        help="injected interference levels, percent of the run time")
+    parser.add_argument("--inject-ranks", default="1", help="TREMOR_INJECT_RANKS")
+    parser.add_argument("--delay-us", type=float, default=None,
+                        help="mean injected delay, µs (default: --delay-calls × the calibration run's time per "
+                             "eligible call)")
+    parser.add_argument("--delay-calls", type=float, default=6.0,
+                        help="default delay in units of time per eligible call: large enough to stand out of the "
+                             "segment noise of a shared machine, small enough that each level needs many delays")
+    parser.add_argument("--delay-sd-fraction", type=float, default=0.25, help="delay SD as a fraction of the mean")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the order and the injector (random if unset)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
+    parser.add_argument("--output", required=True, help="directory for the results (created)")
+    return parser.parse_args()
+
+
+def parse_workload(text):
+    name, _, command = text.partition("=")
+    name, _, calls = name.partition(":")
+    if not name or not command:
+        sys.exit(f"bad --workload {text!r}: expected NAME[:CALLS]=COMMAND")
+    return {"name": name, "calls": calls or "coll", "command": shlex.split(command)}
+
+
+def campaign_order(runs, levels, rng):
+    """Levels cycle over the runs (each level equally often), then the runs are
+    shuffled and interleaved lower half / upper half so levels alternate."""
+    assigned = [levels[i % len(levels)] for i in range(runs)]
+    cut = sorted(levels)[len(levels) // 2]
+    low = [lv for lv in assigned if lv < cut]
+    high = [lv for lv in assigned if lv >= cut]
+    rng.shuffle(low)
+    rng.shuffle(high)
+    order = []
+    while low or high:
+        for half in (high, low) if len(high) >= len(low) else (low, high):
+            if half:
+                order.append(half.pop())
+    return order
+
+
+def injected_critical_path(h5):
+    """(delays, most delays on one rank, max per-rank total s, critical path s) from /injection."""
+    if "injection" not in h5 or h5["injection/rank"].shape[0] == 0:
+        return 0, 0, 0.0, 0.0
+    ranks = h5["injection/rank"][:]
+    times = h5["injection/time_s"][:]
+    spent = h5["injection/spent_us"][:] * 1e-6
+    segment_ends = np.cumsum(h5["segments/duration_s"][:])
+    segment = np.minimum(np.searchsorted(segment_ends, times), len(segment_ends) - 1)
+    per_rank_segment = {}
+    for r, s, d in zip(ranks, segment, spent):
+        per_rank_segment[(int(r), int(s))] = per_rank_segment.get((int(r), int(s)), 0.0) + float(d)
+    per_segment_max = {}
+    for (r, s), total in per_rank_segment.items():
+        per_segment_max[s] = max(per_segment_max.get(s, 0.0), total)
+    per_rank = {}
+    for r, d in zip(ranks, spent):
+        per_rank[int(r)] = per_rank.get(int(r), 0.0) + float(d)
+    most_delays = int(np.max(np.unique(ranks, return_counts=True)[1]))
+    return len(ranks), most_delays, max(per_rank.values()), float(sum(per_segment_max.values()))
+
+
+def run_once(args, workload, out_dir, level, probability, seed):
+    mean = args.delay_us
+    env = {"TREMOR_INJECT_MEAN_US": f"{mean:g}", "TREMOR_INJECT_SD_US": f"{mean * args.delay_sd_fraction:g}",
+           "TREMOR_INJECT_PROBABILITY": f"{probability:.6g}", "TREMOR_INJECT_CALLS": workload["calls"],
+           "TREMOR_INJECT_RANKS": args.inject_ranks, "TREMOR_INJECT_SEED": str(seed)}
+    preload = f"{args.profiler} {args.injector}"
+    wall, h5_path, json_path = common.run_under_launcher(args.launcher, args.np, preload, workload["command"], env,
+                                                         out_dir, args.timeout)
+    report = common.read_report(json_path)
+    with h5py.File(h5_path, "r") as h5:
+        delays, most_delays, rank_max, critical = injected_critical_path(h5)
+        durations = h5["segments/duration_s"][:]
+        run_time = float(h5.attrs["run_time_s"])
+    estimated = report.get("interference_percent")
+    continuous = report.get("continuous_interference_percent")
+    return {"level_percent": level, "inject_calls": workload["calls"], "inject_ranks": args.inject_ranks,
+            "inject_probability": probability, "inject_mean_us": mean, "inject_sd_us": mean * args.delay_sd_fraction,
+            "inject_seed": seed, "wall_s": wall, "run_time_s": run_time, "injected_delays": delays, "_most_delays_on_a_rank": most_delays,
+            "injected_rank_max_s": rank_max, "injected_critical_path_s": critical,
+            "injected_percent": 100.0 * critical / run_time,
+            "estimated_percent": float("nan") if estimated is None else float(estimated),
+            "estimated_continuous_percent": float("nan") if continuous is None else float(continuous),
+            "estimate_class": report.get("class") or "none", "segments": report.get("segments"),
+            "usable_segments": report.get("usable_segments"), "counter_source": report.get("counter_source"),
+            "h5_file": h5_path, "_durations": durations}
+
+
+def eligible_calls(args, workload, out_dir):
+    """Calibration: probability 1, 1 µs delays, so every eligible call is logged."""
+    saved = args.delay_us, args.delay_sd_fraction
+    args.delay_us, args.delay_sd_fraction = 1.0, 0.0  # 1 µs: logged but negligible
+    try:
+        row = run_once(args, workload, out_dir, 0.0, 1.0, 1)
+    finally:
+        args.delay_us, args.delay_sd_fraction = saved
+    return row["run_time_s"], max(1, row["_most_delays_on_a_rank"])
+
+
+def add_measured(rows):
+    """Measured interference against the workload's fastest run (see the header)."""
+    fastest = min(rows, key=lambda r: r["run_time_s"])
+    reference = fastest["_durations"]
+    for row in rows:
+        t, t_min = row["run_time_s"], fastest["run_time_s"]
+        n = min(len(reference), len(row["_durations"]))
+        shift = float(np.median(row["_durations"][:n] - reference[:n])) if n else 0.0
+        displacement = n * max(0.0, shift)
+        row["fastest_run_time_s"] = t_min
+        row["raw_measured_percent"] = 100.0 * (t - t_min) / t
+        row["median_displacement_s"] = displacement
+        row["measured_percent"] = 100.0 * max(0.0, t - t_min - displacement) / t
+        row["measured_class"] = common.interference_class(row["measured_percent"])
+        row["p_measured"] = common.probability_high(row["measured_percent"])
+        estimated = row["estimated_percent"]
+        if np.isnan(estimated):
+            row.update(p_estimated=float("nan"), accuracy=float("nan"), abs_delta_pp=float("nan"), same_class=False)
+            continue
+        row["p_estimated"] = common.probability_high(estimated)
+        row["accuracy"] = 1.0 - abs(row["p_measured"] - row["p_estimated"])
+        row["abs_delta_pp"] = abs(row["measured_percent"] - estimated)
+        row["same_class"] = row["measured_class"] == row["estimate_class"]
+
+
+def summarize(rows, workloads):
+    summary = []
+    for name in workloads:
+        mine = [r for r in rows if r["workload"] == name]
+        accuracy = np.array([r["accuracy"] for r in mine], dtype=float)
+        delta = np.array([r["abs_delta_pp"] for r in mine], dtype=float)
+        truth = np.array([abs(r["injected_percent"] - r["estimated_percent"]) for r in mine], dtype=float)
+        summary.append({"workload": name, "runs": len(mine),
+                        "median_accuracy": float(np.nanmedian(accuracy)) if len(mine) else float("nan"),
+                        "min_accuracy": float(np.min(accuracy)) if len(mine) else float("nan"),
+                        "median_abs_delta_pp": float(np.nanmedian(delta)) if len(mine) else float("nan"),
+                        "max_abs_delta_pp": float(np.max(delta)) if len(mine) else float("nan"),
+                        "class_agreement": float(np.mean([r["same_class"] for r in mine])) if mine else float("nan"),
+                        "median_injected_vs_estimated_abs_pp": float(np.nanmedian(truth)) if mine else float("nan")})
+    return summary
+
+
+def plot(rows, workloads, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(len(workloads), 1, figsize=(9, 3.6 * len(workloads)), squeeze=False)
+    for axis, name in zip(axes[:, 0], workloads):
+        mine = sorted((r for r in rows if r["workload"] == name), key=lambda r: r["run_time_s"])
+        x = np.arange(len(mine))
+        top = max([30.0] + [v for r in mine for v in (r["measured_percent"], r["estimated_percent"],
+                                                       r["injected_percent"]) if np.isfinite(v)]) * 1.1
+        axis.axhspan(0, common.LOW_LIMIT, color="tab:green", alpha=0.12, label="low")
+        axis.axhspan(common.LOW_LIMIT, common.HIGH_LIMIT, color="tab:orange", alpha=0.12, label="medium")
+        axis.axhspan(common.HIGH_LIMIT, top, color="tab:red", alpha=0.12, label="high")
+        axis.plot(x, [r["measured_percent"] for r in mine], "o-", label="measured (continuous removed)")
+        axis.plot(x, [r["estimated_percent"] for r in mine], "s--", label="Tremor estimate")
+        axis.plot(x, [r["injected_percent"] for r in mine], "x:", color="grey", label="injected critical path")
+        axis.set_ylim(0, top)
+        axis.set_xticks(x, [f"{r['run_time_s']:.2f}" for r in mine], rotation=60, fontsize=7)
+        axis.set_xlabel("run time, s (runs sorted by run time)")
+        axis.set_ylabel("interference, % of run time")
+        axis.set_title(name)
+        axis.legend(fontsize=7, ncol=3)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "estimated_vs_measured.png"), dpi=110)
+    plt.close(fig)
+    fig, axis = plt.subplots(figsize=(max(4, 2 * len(workloads)), 4))
+    data = [[r["accuracy"] for r in rows if r["workload"] == name and np.isfinite(r["accuracy"])]
+            for name in workloads]
+    axis.boxplot(data)
+    axis.set_xticks(range(1, len(workloads) + 1), workloads)
+    axis.axhline(0.95, color="tab:green", linestyle="--", linewidth=1, label="median target 0.95")
+    axis.axhline(0.85, color="tab:red", linestyle=":", linewidth=1, label="minimum target 0.85")
+    axis.set_ylabel("accuracy = 1 − |p_measured − p_estimated|")
+    axis.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "accuracy_boxplot.png"), dpi=110)
+    plt.close(fig)
+
+
+def main():
+    args = parse_args()
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 2**31)
+    rng = random.Random(seed)
+    levels = [float(v) for v in args.levels.split(",")]
+    if any(not 0 <= lv < 100 for lv in levels):
+        sys.exit("levels must be in [0, 100)")
+    os.makedirs(args.output, exist_ok=True)
+    workloads = [parse_workload(w) for w in args.workload]
+    rows, plan = [], {"seed": seed, "arguments": dict(vars(args)), "workloads": {}}
+    workload_auto_delay = False
+    for workload in workloads:
+        base = os.path.join(args.output, "runs", workload["name"])
+        t0, calls = eligible_calls(args, workload, os.path.join(base, "calibration"))
+        if args.delay_us is None or workload_auto_delay:
+            workload_auto_delay = True
+            args.delay_us = args.delay_calls * 1e6 * t0 / calls
+        order = campaign_order(args.runs, levels, rng)
+        plan["workloads"][workload["name"]] = {"calibration_run_time_s": t0, "eligible_calls": calls,
+                                               "delay_us": args.delay_us,
+                                               "order": order, "command": workload["command"]}
+        mine = []
+        for position, level in enumerate(order):
+            injected = t0 * level / (100.0 - level)
+            probability = min(1.0, injected / (calls * args.delay_us * 1e-6))
+            run_seed = seed + 1000 * position + 1
+            row = run_once(args, workload, os.path.join(base, f"run{position:03d}"), level, probability, run_seed)
+            row.update(workload=workload["name"], order=position, run=position)
+            print(f"{workload['name']} run {position}: level {level:g} % p={probability:.3g} "
+                  f"T={row['run_time_s']:.3f} s est={row['estimated_percent']:.2f} % "
+                  f"injected={row['injected_percent']:.2f} %", flush=True)
+            mine.append(row)
+        add_measured(mine)
+        rows += mine
+    names = [w["name"] for w in workloads]
+    common.write_csv(os.path.join(args.output, "runs.csv"), rows, RUN_COLUMNS)
+    summary = summarize(rows, names)
+    common.write_csv(os.path.join(args.output, "summary.csv"), summary, SUMMARY_COLUMNS)
+    common.write_markdown_table(
+        os.path.join(args.output, "summary.md"), "Interference campaign: Tremor estimate vs measured", summary,
+        SUMMARY_COLUMNS, [f"Seed {seed}; {args.runs} runs per workload at levels {args.levels} %; "
+                          "accuracy = 1 − |p_measured − p_estimated| (logistic k = 0.35, x0 = 11.25)."])
+    with open(os.path.join(args.output, "campaign.json"), "w") as handle:
+        json.dump(plan, handle, indent=1)
+    plot(rows, names, args.output)
+    with open(os.path.join(args.output, "summary.md")) as handle:
+        print(handle.read())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,208 @@
+#!/usr/bin/python3
+"""Scale campaign: Tremor's run-time predictions against runs at the larger sizes.
+
+For each workload (an MPI command, weak scaling: the work per rank does not
+depend on the process count) the campaign repeats, --runs times, one run at
+the base size and one at each target size, interleaved so a drift of the
+shared machine's load touches every size alike. Every run has Tremor
+preloaded; the base runs ask for predictions at factors target/base
+(TREMOR_SCALES) and the JSON report's `predictions` (method, factor,
+processes, median_s, ci_low_s, ci_high_s) are kept. Each prediction of each
+base run is then compared with each actual run at that size (run_time_s of its
+run file: MPI_Init exit to MPI_Finalize entry, max over ranks, the quantity
+Tremor predicts): whether the actual time lies inside the 95 % interval and
+the relative error of the median, (median − actual) / actual.
+
+Use a sleep-based workload (bsp_demo -S, or test/campaigns/ftq_sleep) under
+Open MPI with --oversubscribe: sleeping ranks scale honestly on a machine with
+fewer cores than ranks, and Open MPI's barriers stay in microseconds there.
+
+Outputs in --output: runs.csv (every run), predictions.csv (every
+prediction), comparisons.csv (prediction × actual run), coverage.csv and
+coverage.md (per workload, method and size), scale_<workload>.png,
+campaign.json.
+"""
+import argparse
+import json
+import os
+import shlex
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import campaign_common as common  # noqa: E402
+
+common.ensure_debian_python()
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+
+RUN_COLUMNS = ["workload", "repetition", "processes", "role", "wall_s", "run_time_s", "interference_percent",
+               "segments", "h5_file"]
+PREDICTION_COLUMNS = ["workload", "repetition", "base_processes", "method", "factor", "processes", "median_s",
+                      "ci_low_s", "ci_high_s", "replicas_failed"]
+COMPARISON_COLUMNS = PREDICTION_COLUMNS + ["actual_repetition", "actual_run_time_s", "inside", "relative_error"]
+COVERAGE_COLUMNS = ["workload", "method", "processes", "predictions", "pairs", "coverage", "median_abs_error_percent",
+                    "median_error_percent", "median_predicted_s", "median_actual_s"]
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--launcher", required=True,
+                        help="launcher words, e.g. 'mpirun.openmpi --oversubscribe --allow-run-as-root'")
+    parser.add_argument("--profiler", required=True, help="libtremor-<flavour>.so")
+    parser.add_argument("--workload", action="append", required=True, metavar="NAME=COMMAND")
+    parser.add_argument("--base-np", type=int, default=4, help="processes of the base runs")
+    parser.add_argument("--target-np", default="8,16,32", help="sizes to run and compare (comma list)")
+    parser.add_argument("--predict-only-np", default="",
+                        help="further sizes to predict without running them (checks monotonicity)")
+    parser.add_argument("--runs", type=int, default=3, help="repetitions of every size")
+    parser.add_argument("--replicas", type=int, default=1000, help="TREMOR_BOOTSTRAP_REPLICAS")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
+    parser.add_argument("--output", required=True)
+    return parser.parse_args()
+
+
+def factors_for(base, sizes):
+    factors = []
+    for size in sizes:
+        if size % base:
+            sys.exit(f"size {size} is not a multiple of the base size {base}")
+        factors.append(size // base)
+    return factors
+
+
+def one_run(args, workload, processes, out_dir, scales):
+    env = {"TREMOR_SCALES": ",".join(str(f) for f in scales) or "2",
+           "TREMOR_BOOTSTRAP_REPLICAS": str(args.replicas)}
+    wall, h5_path, json_path = common.run_under_launcher(args.launcher, processes, args.profiler,
+                                                         workload["command"], env, out_dir, args.timeout)
+    report = common.read_report(json_path)
+    with h5py.File(h5_path, "r") as h5:
+        run_time = float(h5.attrs["run_time_s"])
+    interference = report.get("interference_percent")
+    return {"wall_s": wall, "run_time_s": run_time, "segments": report.get("segments"), "h5_file": h5_path,
+            "interference_percent": float("nan") if interference is None else float(interference),
+            "_predictions": report.get("predictions") or []}
+
+
+def as_float(value):
+    return float("nan") if value is None else float(value)
+
+
+def compare(predictions, runs):
+    comparisons = []
+    for prediction in predictions:
+        for run in runs:
+            if run["workload"] != prediction["workload"] or run["processes"] != prediction["processes"]:
+                continue
+            actual = run["run_time_s"]
+            low, high, median = prediction["ci_low_s"], prediction["ci_high_s"], prediction["median_s"]
+            row = dict(prediction)
+            row.update(actual_repetition=run["repetition"], actual_run_time_s=actual,
+                       inside=bool(np.isfinite(low) and np.isfinite(high) and low <= actual <= high),
+                       relative_error=(median - actual) / actual)
+            comparisons.append(row)
+    return comparisons
+
+
+def coverage_table(predictions, comparisons):
+    keys = sorted({(c["workload"], c["method"], c["processes"]) for c in comparisons})
+    table = []
+    for workload, method, processes in keys:
+        pairs = [c for c in comparisons if (c["workload"], c["method"], c["processes"]) == (workload, method, processes)]
+        mine = [p for p in predictions if (p["workload"], p["method"], p["processes"]) == (workload, method, processes)]
+        errors = np.array([c["relative_error"] for c in pairs], dtype=float)
+        table.append({"workload": workload, "method": method, "processes": processes, "predictions": len(mine),
+                      "pairs": len(pairs), "coverage": float(np.mean([c["inside"] for c in pairs])),
+                      "median_abs_error_percent": 100.0 * float(np.nanmedian(np.abs(errors))),
+                      "median_error_percent": 100.0 * float(np.nanmedian(errors)),
+                      "median_predicted_s": float(np.nanmedian([p["median_s"] for p in mine])),
+                      "median_actual_s": float(np.median([c["actual_run_time_s"] for c in pairs]))})
+    return table
+
+
+def plot(workload, runs, predictions, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+    fig, axis = plt.subplots(figsize=(7, 4.5))
+    mine = [r for r in runs if r["workload"] == workload]
+    axis.scatter([r["processes"] for r in mine], [r["run_time_s"] for r in mine], color="black", zorder=3,
+                 label="actual runs")
+    methods = sorted({p["method"] for p in predictions if p["workload"] == workload})
+    for index, method in enumerate(methods):
+        rows = [p for p in predictions if p["workload"] == workload and p["method"] == method]
+        offset = 1.0 + 0.04 * (index - (len(methods) - 1) / 2)  # side by side on the log axis
+        x = np.array([p["processes"] for p in rows], dtype=float) * offset
+        median = np.array([p["median_s"] for p in rows])
+        low = median - np.array([p["ci_low_s"] for p in rows])
+        high = np.array([p["ci_high_s"] for p in rows]) - median
+        axis.errorbar(x, median, yerr=[np.maximum(low, 0), np.maximum(high, 0)], fmt="o", capsize=3, alpha=0.7,
+                      label=f"{method} (median, 95 % interval)")
+    axis.set_xscale("log", base=2)
+    sizes = sorted({r["processes"] for r in mine} | {p["processes"] for p in predictions if p["workload"] == workload})
+    axis.set_xticks(sizes, [str(s) for s in sizes])
+    axis.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    axis.set_xlabel("processes")
+    axis.set_ylabel("run time, s")
+    axis.set_title(f"{workload}: predicted vs actual run time")
+    axis.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, f"scale_{workload}.png"), dpi=110)
+    plt.close(fig)
+
+
+def main():
+    args = parse_args()
+    targets = [int(v) for v in args.target_np.split(",") if v]
+    predict_only = [int(v) for v in args.predict_only_np.split(",") if v]
+    scales = sorted(set(factors_for(args.base_np, targets + predict_only)))
+    os.makedirs(args.output, exist_ok=True)
+    workloads = []
+    for text in args.workload:
+        name, _, command = text.partition("=")
+        if not name or not command:
+            sys.exit(f"bad --workload {text!r}: expected NAME=COMMAND")
+        workloads.append({"name": name, "command": shlex.split(command)})
+    runs, predictions = [], []
+    for workload in workloads:
+        for repetition in range(args.runs):
+            for processes in [args.base_np] + targets:
+                role = "base" if processes == args.base_np else "target"
+                out_dir = os.path.join(args.output, "runs", workload["name"], f"np{processes}_rep{repetition}")
+                row = one_run(args, workload, processes, out_dir, scales if role == "base" else [])
+                row.update(workload=workload["name"], repetition=repetition, processes=processes, role=role)
+                print(f"{workload['name']} rep {repetition} np {processes}: T={row['run_time_s']:.3f} s", flush=True)
+                runs.append(row)
+                if role != "base":
+                    continue
+                for p in row["_predictions"]:
+                    predictions.append({"workload": workload["name"], "repetition": repetition,
+                                        "base_processes": args.base_np, "method": p.get("method"),
+                                        "factor": p.get("factor"), "processes": p.get("processes"),
+                                        "median_s": as_float(p.get("median_s")),
+                                        "ci_low_s": as_float(p.get("ci_low_s")),
+                                        "ci_high_s": as_float(p.get("ci_high_s")),
+                                        "replicas_failed": p.get("replicas_failed")})
+    comparisons = compare(predictions, runs)
+    coverage = coverage_table(predictions, comparisons)
+    common.write_csv(os.path.join(args.output, "runs.csv"), runs, RUN_COLUMNS)
+    common.write_csv(os.path.join(args.output, "predictions.csv"), predictions, PREDICTION_COLUMNS)
+    common.write_csv(os.path.join(args.output, "comparisons.csv"), comparisons, COMPARISON_COLUMNS)
+    common.write_csv(os.path.join(args.output, "coverage.csv"), coverage, COVERAGE_COLUMNS)
+    common.write_markdown_table(
+        os.path.join(args.output, "coverage.md"), "Scale campaign: 95 % interval coverage and median error",
+        coverage, COVERAGE_COLUMNS,
+        [f"Base {args.base_np} processes, targets {args.target_np}, {args.runs} repetitions; coverage = share of "
+         "(base-run prediction, actual run) pairs whose actual run time lies inside the interval."])
+    with open(os.path.join(args.output, "campaign.json"), "w") as handle:
+        json.dump({"arguments": vars(args), "scales": scales,
+                   "workloads": {w["name"]: w["command"] for w in workloads}}, handle, indent=1)
+    for workload in workloads:
+        plot(workload["name"], runs, predictions, args.output)
+    with open(os.path.join(args.output, "coverage.md")) as handle:
+        print(handle.read())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""tremor-plot: HTML and PNG reports from a Tremor run file."""

@@ -1,0 +1,155 @@
+"""The report's charts, each rendered to PNG bytes with matplotlib (Agg: no display)."""
+from __future__ import annotations
+
+import io
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+import numpy as np  # noqa: E402
+
+from .run_file import RunView  # noqa: E402
+
+INTERFERED_COLOUR = "#d62728"
+UNUSED_COLOUR = "#b0b0b0"
+# Red is reserved for interference, so group colours skip tab10's red.
+GROUP_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
+                 "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"]
+MAX_DISTRIBUTION_PANELS = 12
+MAX_STRAGGLER_BARS = 15
+
+
+def group_colour(group_index: int) -> str:
+    if group_index < 0:
+        return UNUSED_COLOUR
+    return GROUP_PALETTE[group_index % len(GROUP_PALETTE)]
+
+
+def _png(figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def timeline(run: RunView) -> bytes:
+    """Every segment's duration in run order, coloured by group, interfered ones ringed."""
+    figure, axes = plt.subplots(figsize=(11, 3.8))
+    index = np.arange(len(run.duration_s))
+    duration_ms = run.duration_s * 1e3
+    usable = {group["index"] for group in run.report.get("groups") or []}
+    # Groups below the minimum size are drawn as "not usable", like segments in no group.
+    plotted_group = np.where(np.isin(run.segment_group, list(usable)), run.segment_group, -1)
+    groups = sorted(set(plotted_group.tolist()))
+    marker_size = 12 if len(index) < 2000 else 3
+    for group in groups:
+        members = plotted_group == group
+        label = "no usable group" if group < 0 else f"group {group}"
+        axes.scatter(index[members], duration_ms[members], s=marker_size,
+                     color=group_colour(group), label=label, linewidths=0)
+    interfered = run.segment_class == 2
+    if interfered.any():
+        axes.scatter(index[interfered], duration_ms[interfered], s=marker_size * 5,
+                     facecolors="none", edgecolors=INTERFERED_COLOUR, linewidths=1.2,
+                     label="interfered")
+    axes.set_xlabel("segment (run order)")
+    axes.set_ylabel("duration, max over ranks (ms)")
+    if len(duration_ms) and duration_ms.max() > 20 * max(np.median(duration_ms), 1e-9):
+        axes.set_yscale("log")  # a few huge outliers would flatten everything else
+    axes.set_title("Segment timeline")
+    axes.grid(alpha=0.3)
+    axes.legend(loc="upper right", fontsize=8, ncol=min(len(groups) + 1, 5))
+    return _png(figure)
+
+
+def group_distributions(run: RunView) -> bytes | None:
+    """Per usable group: duration histogram with median and the median + k·MAD threshold."""
+    groups = run.report.get("groups") or []
+    if not groups:
+        return None
+    shown = groups[:MAX_DISTRIBUTION_PANELS]
+    mad_factor = (run.report.get("parameters") or {}).get("mad_factor", 4)
+    columns = min(3, len(shown))
+    rows = math.ceil(len(shown) / columns)
+    figure, axes_grid = plt.subplots(rows, columns, figsize=(3.8 * columns, 2.9 * rows), squeeze=False)
+    for axes in axes_grid.flat[len(shown):]:
+        axes.set_visible(False)
+    for axes, group in zip(axes_grid.flat, shown):
+        members = run.segment_group == group["index"]
+        duration_ms = run.duration_s[members] * 1e3
+        interfered = run.segment_class[members] == 2
+        bins = np.histogram_bin_edges(duration_ms, bins=min(40, max(5, len(duration_ms) // 3)))
+        axes.hist([duration_ms[~interfered], duration_ms[interfered]], bins=bins, stacked=True,
+                  color=[group_colour(group["index"]), INTERFERED_COLOUR],
+                  label=["normal", "interfered"])
+        axes.axvline(group["median_s"] * 1e3, color="black", linestyle="-", linewidth=1, label="median")
+        if group.get("threshold_s") is not None:
+            axes.axvline(group["threshold_s"] * 1e3, color=INTERFERED_COLOUR, linestyle="--", linewidth=1.2,
+                         label=f"median + {mad_factor:g}·MAD")
+        axes.set_title(f"group {group['index']}: {group['segments']} segments, "
+                       f"{group['interfered']} interfered", fontsize=9)
+        axes.set_xlabel("duration (ms)", fontsize=8)
+        axes.tick_params(labelsize=7)
+        axes.grid(alpha=0.3)
+    axes_grid.flat[0].legend(fontsize=7)
+    figure.suptitle("Duration distribution per group", fontsize=11)
+    figure.tight_layout()
+    return _png(figure)
+
+
+def stragglers(run: RunView) -> bytes | None:
+    """Impact attributed to the late rank of each interfered segment, and per node."""
+    found = run.report.get("stragglers") or {}
+    ranks = (found.get("ranks") or [])[:MAX_STRAGGLER_BARS]
+    nodes = (found.get("nodes") or [])[:MAX_STRAGGLER_BARS]
+    if not ranks and not nodes:
+        return None
+    figure, (rank_axes, node_axes) = plt.subplots(1, 2, figsize=(11, 0.35 * max(len(ranks), len(nodes), 3) + 1.2))
+    for axes, rows, title, name in (
+            (rank_axes, ranks, "late ranks", lambda r: f"rank {r['rank']} ({r['hostname']})"),
+            (node_axes, nodes, "late nodes", lambda n: f"node {n['node_id']} ({n['hostname']})")):
+        labels = [name(row) for row in rows][::-1]
+        impacts = [row["impact_s"] for row in rows][::-1]
+        axes.barh(labels, impacts, color=INTERFERED_COLOUR)
+        for position, row in enumerate(rows[::-1]):
+            axes.annotate(f" {row['segments']} seg.", (impacts[position], position), va="center", fontsize=7)
+        axes.set_xlabel("impact attributed (s)")
+        axes.set_title(title, fontsize=10)
+        axes.tick_params(labelsize=8)
+        axes.grid(axis="x", alpha=0.3)
+    figure.suptitle("Stragglers: who arrived last at interfered boundaries", fontsize=11)
+    figure.tight_layout()
+    return _png(figure)
+
+
+def predictions(run: RunView) -> bytes | None:
+    """Predicted run time per method against process count, with the bootstrap interval."""
+    rows = [row for row in (run.report.get("predictions") or []) if row.get("median_s") is not None]
+    if not rows:
+        return None
+    methods = list(dict.fromkeys(row["method"] for row in rows))
+    figure, axes = plt.subplots(figsize=(9, 4))
+    offsets = np.linspace(-0.06, 0.06, len(methods)) if len(methods) > 1 else [0.0]
+    for offset, method in zip(offsets, methods):
+        chosen = sorted((row for row in rows if row["method"] == method), key=lambda row: row["processes"])
+        processes = np.array([row["processes"] for row in chosen], dtype=float)
+        median = np.array([row["median_s"] for row in chosen], dtype=float)
+        low = np.array([row["ci_low_s"] if row["ci_low_s"] is not None else np.nan for row in chosen])
+        high = np.array([row["ci_high_s"] if row["ci_high_s"] is not None else np.nan for row in chosen])
+        error = np.vstack([np.clip(median - low, 0, None), np.clip(high - median, 0, None)])
+        axes.errorbar(processes * 2 ** offset, median, yerr=np.nan_to_num(error), marker="o", capsize=3,
+                      label=method, color=GROUP_PALETTE[methods.index(method) % len(GROUP_PALETTE)])
+    world_size = run.report.get("world_size")
+    run_time = run.report.get("run_time_s")
+    if world_size and run_time is not None:
+        axes.scatter([world_size], [run_time], marker="*", s=160, color="black", zorder=5,
+                     label=f"measured ({world_size} processes)")
+    axes.set_xscale("log", base=2)
+    axes.set_xlabel("processes")
+    axes.set_ylabel("run time (s)")
+    axes.set_title(f"Predicted run time (median, {100 * (run.report.get('parameters') or {}).get('ci', 0.95):g} % CI)")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8)
+    return _png(figure)

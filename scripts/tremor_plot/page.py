@@ -1,0 +1,150 @@
+"""Assembles the self-contained HTML report: inline CSS, images as base64 data URIs."""
+from __future__ import annotations
+
+import base64
+from html import escape
+
+from .run_file import RunView
+
+LIGHTS = {"low": ("#2ca02c", "GREEN"), "medium": ("#f0a30a", "AMBER"), "high": ("#d62728", "RED")}
+
+STYLE = """
+body{font-family:sans-serif;margin:24px auto;max-width:1150px;color:#222;background:#fff}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
+.headline{display:flex;align-items:center;gap:20px;padding:14px;border:1px solid #ddd;border-radius:8px}
+.light{width:64px;height:64px;border-radius:50%;flex:none;box-shadow:0 0 0 4px #333}
+.figure{font-size:26px;font-weight:bold}.sub{color:#555;font-size:14px;margin-top:4px}
+table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
+th{background:#f2f2f2}td.text,th.text{text-align:left}
+img{max-width:100%;display:block;margin:6px 0}
+ul.warnings li{margin:4px 0}.muted{color:#777;font-size:12px}
+"""
+
+
+def _number(value, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return escape(str(value))
+
+
+def image_tag(png: bytes, alt: str) -> str:
+    data = base64.b64encode(png).decode("ascii")
+    return f'<img alt="{escape(alt)}" src="data:image/png;base64,{data}">'
+
+
+def _headline(report: dict) -> str:
+    if not report.get("estimate_possible"):
+        reason = report.get("no_estimate_reason") or "unknown reason"
+        return (f'<div class="headline"><div class="light" style="background:#9e9e9e"></div><div>'
+                f'<div class="figure">No interference estimate</div>'
+                f'<div class="sub">{escape(reason)}</div></div></div>')
+    run_class = report.get("class") or "low"
+    colour, word = LIGHTS.get(run_class, ("#9e9e9e", run_class.upper()))
+    return (f'<div class="headline"><div class="light" style="background:{colour}" title="{word}"></div><div>'
+            f'<div class="figure">{report["interference_percent"]:.1f} % of this run was lost to interference'
+            f' — {escape(run_class.upper())}</div>'
+            f'<div class="sub">traffic light {word}; probability that the run is highly interfered '
+            f'{_number(report.get("probability_high"), 2)}; continuous interference (upper bound, reported apart) '
+            f'{_number(report.get("continuous_interference_percent"), 1)} %</div></div></div>')
+
+
+def _run_facts(run: RunView) -> str:
+    report = run.report
+    facts = [
+        ("command line", run.command_line),
+        ("MPI", f"{run.mpi_flavour} — {run.mpi_library_version.strip().splitlines()[0] if run.mpi_library_version.strip() else ''}"),
+        ("run time", f"{_number(report.get('run_time_s'))} s"),
+        ("processes / nodes", f"{report.get('world_size')} / {report.get('node_count')}"),
+        ("segments (usable)", f"{report.get('segments')} ({report.get('usable_segments')})"),
+        ("boundary rate", f"{_number(report.get('boundary_rate_hz'), 1)} Hz"),
+        ("work counter", f"{report.get('counter_source')} ({report.get('counter_unit')})"),
+        ("run file", run.path),
+    ]
+    if len(run.injection_ranks):
+        facts.append(("injected delays (ground truth)",
+                      f"{len(run.injection_ranks)} delays, {run.injection_spent_us.sum() / 1e6:.3f} s in total"))
+    rows = "".join(f'<tr><th class="text">{escape(name)}</th><td class="text">{escape(str(value))}</td></tr>'
+                   for name, value in facts)
+    return f"<table>{rows}</table>"
+
+
+def _groups_table(report: dict) -> str:
+    groups = report.get("groups") or []
+    if not groups:
+        return '<p class="muted">No usable group.</p>'
+    header = ("<tr><th>group</th><th>segments</th><th>median ms</th><th>MAD ms</th><th>threshold ms</th>"
+              "<th>interfered</th><th>impact s</th><th>GEV k pwm / mom</th><th class='text'>fit</th></tr>")
+    rows = []
+    for group in groups:
+        gev = group.get("gev") or {}
+        k_values = " / ".join(_number((gev.get(method) or {}).get("k"), 2) for method in ("pwm", "mom"))
+        fit = escape(str(gev.get("chosen", ""))) + (" (PWM and MOM disagree)" if gev.get("disagree") else "")
+        ms = [_number(group.get(key) * 1e3 if group.get(key) is not None else None)
+              for key in ("median_s", "mad_s", "threshold_s")]
+        rows.append(f"<tr><td>{group['index']}</td><td>{group['segments']}</td><td>{ms[0]}</td><td>{ms[1]}</td>"
+                    f"<td>{ms[2]}</td><td>{group['interfered']}</td><td>{_number(group.get('impact_s'), 4)}</td>"
+                    f"<td>{k_values}</td><td class='text'>{fit}</td></tr>")
+    unused = report.get("unused_groups", 0)
+    note = f'<p class="muted">{unused} group(s) below the minimum size are not used.</p>' if unused else ""
+    return f"<table>{header}{''.join(rows)}</table>{note}"
+
+
+def _predictions_table(report: dict) -> str:
+    rows = report.get("predictions") or []
+    if not rows:
+        return ""
+    header = ("<tr><th class='text'>method</th><th>factor</th><th>processes</th><th>median s</th>"
+              "<th>CI low s</th><th>CI high s</th></tr>")
+    body = "".join(
+        f"<tr><td class='text'>{escape(row['method'])}</td><td>{_number(row.get('factor'), 0)}</td>"
+        f"<td>{_number(row.get('processes'), 0)}</td><td>{_number(row.get('median_s'))}</td>"
+        f"<td>{_number(row.get('ci_low_s'))}</td><td>{_number(row.get('ci_high_s'))}</td></tr>" for row in rows)
+    return f"<table>{header}{body}</table>"
+
+
+def _warnings(report: dict) -> str:
+    warnings = report.get("warnings") or []
+    if not warnings:
+        return '<p class="muted">None.</p>'
+    items = "".join(f"<li><b>{escape(item.get('code', ''))}</b>: {escape(item.get('message', ''))}</li>"
+                    for item in warnings)
+    return f'<ul class="warnings">{items}</ul>'
+
+
+def _configuration(run: RunView) -> str:
+    if not run.configuration:
+        return '<p class="muted">The run file holds no configuration table.</p>'
+    rows = "".join(f"<tr><td class='text'>{escape(name)}</td><td class='text'>{escape(value)}</td></tr>"
+                   for name, value in run.configuration)
+    return f"<table><tr><th class='text'>setting</th><th class='text'>value used</th></tr>{rows}</table>"
+
+
+def render_page(run: RunView, charts: dict[str, bytes | None]) -> str:
+    """charts: name → PNG bytes (None when the chart has nothing to show)."""
+    def chart(name: str, alt: str, absent: str) -> str:
+        png = charts.get(name)
+        return image_tag(png, alt) if png else f'<p class="muted">{escape(absent)}</p>'
+
+    report = run.report
+    sections = [
+        f"<h1>Tremor report</h1><p class='muted'>{escape(run.path)} · Tremor {escape(str(report.get('tremor_version', '')))}</p>",
+        _headline(report),
+        "<h2>Run</h2>", _run_facts(run),
+        "<h2>Segment timeline</h2>",
+        chart("timeline", "segment durations by group, interfered segments ringed in red", "No segments."),
+        "<h2>Groups</h2>", _groups_table(report),
+        chart("distributions", "duration distribution per group with the median + k·MAD threshold",
+              "No usable group to plot."),
+        "<h2>Stragglers</h2>",
+        chart("stragglers", "impact per late rank and node", "No interfered segment: no straggler."),
+        "<h2>Predicted run time at larger scale</h2>",
+        chart("predictions", "predicted run time with confidence intervals", "No prediction available."),
+        _predictions_table(report),
+        "<h2>Warnings</h2>", _warnings(report),
+        "<h2>Effective configuration</h2>", _configuration(run),
+    ]
+    body = "\n".join(sections)
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f"<title>Tremor report</title><style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")

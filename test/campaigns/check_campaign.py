@@ -1,0 +1,137 @@
+#!/usr/bin/python3
+"""Runs a short validation campaign and checks what it produced.
+
+usage: check_campaign.py interference|scale OUTPUT_DIR -- CAMPAIGN_SCRIPT ARGS...
+The campaign is run with --output OUTPUT_DIR (emptied first); exit 0 when
+every check passes, 1 with one "CHECK FAILED" line otherwise.
+
+interference: runs.csv has one row per run; every run without injection is
+estimated low and the fastest of them is also measured low; every run at the
+heaviest level is estimated and measured high; summary.csv/.md and both PNG
+plots exist.
+scale: predictions exist at every requested size, are finite with
+ci_low <= median <= ci_high, and each method's median does not decrease with
+the scale factor; every target size has actual runs compared with them;
+coverage.csv/.md and the plot exist.
+"""
+import csv
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def fail(message):
+    print("CHECK FAILED: " + message)
+    sys.exit(1)
+
+
+def read_csv(path):
+    if not os.path.exists(path):
+        fail(f"{path} was not written")
+    with open(path) as handle:
+        return list(csv.DictReader(handle))
+
+
+def require_png(path):
+    if not os.path.exists(path):
+        fail(f"plot {path} was not written")
+    with open(path, "rb") as handle:
+        if handle.read(8) != PNG_SIGNATURE or os.path.getsize(path) < 2000:
+            fail(f"{path} is not a plausible PNG")
+
+
+def option(argv, name, default=None):
+    return argv[argv.index(name) + 1] if name in argv else default
+
+
+def check_interference(out, argv):
+    rows = read_csv(os.path.join(out, "runs.csv"))
+    expected_runs = int(option(argv, "--runs", "15"))
+    if len(rows) != expected_runs:
+        fail(f"{len(rows)} runs in runs.csv, expected {expected_runs}")
+    for row in rows:
+        for column in ("run_time_s", "measured_percent", "estimated_percent", "injected_percent", "accuracy"):
+            if not math.isfinite(float(row[column] or "nan")):
+                fail(f"run {row['run']}: {column} is not a number: {row[column]!r}")
+    quiet = [r for r in rows if float(r["level_percent"]) == 0]
+    heaviest_level = max(float(r["level_percent"]) for r in rows)
+    heavy = [r for r in rows if float(r["level_percent"]) == heaviest_level]
+    if not quiet or heaviest_level <= 15:
+        fail("the levels must include 0 and one above 15 %")
+    for r in quiet:
+        if r["estimate_class"] != "low":
+            fail(f"run {r['run']} had no injection but was estimated {r['estimate_class']} "
+                 f"({float(r['estimated_percent']):.2f} %)")
+    fastest_quiet = min(quiet, key=lambda r: float(r["run_time_s"]))
+    if fastest_quiet["measured_class"] != "low":
+        fail(f"the fastest run without injection measured {float(fastest_quiet['measured_percent']):.2f} %")
+    for r in heavy:
+        if not (r["estimate_class"] == "high" and r["measured_class"] == "high"):
+            fail(f"run {r['run']} at {heaviest_level:g} %: estimated {r['estimate_class']} "
+                 f"({float(r['estimated_percent']):.2f} %), measured {r['measured_class']} "
+                 f"({float(r['measured_percent']):.2f} %), injected {float(r['injected_percent']):.2f} %")
+        if float(r["injected_delays"]) <= 0:
+            fail(f"run {r['run']} at {heaviest_level:g} % has no injected delay in /injection")
+    summary = read_csv(os.path.join(out, "summary.csv"))
+    if len(summary) != 1 or int(summary[0]["runs"]) != expected_runs:
+        fail(f"summary.csv should have one workload with {expected_runs} runs: {summary}")
+    if not os.path.exists(os.path.join(out, "summary.md")):
+        fail("summary.md was not written")
+    require_png(os.path.join(out, "estimated_vs_measured.png"))
+    require_png(os.path.join(out, "accuracy_boxplot.png"))
+
+
+def check_scale(out, argv):
+    base = int(option(argv, "--base-np", "4"))
+    targets = [int(v) for v in option(argv, "--target-np", "8,16,32").split(",") if v]
+    predicted_only = [int(v) for v in (option(argv, "--predict-only-np", "") or "").split(",") if v]
+    predictions = read_csv(os.path.join(out, "predictions.csv"))
+    if not predictions:
+        fail("no predictions in predictions.csv")
+    sizes = {int(p["processes"]) for p in predictions}
+    for size in targets + predicted_only:
+        if size not in sizes:
+            fail(f"no prediction for {size} processes (have {sorted(sizes)})")
+    by_method = {}
+    for p in predictions:
+        low, median, high = (float(p[c] or "nan") for c in ("ci_low_s", "median_s", "ci_high_s"))
+        if not all(math.isfinite(v) for v in (low, median, high)):
+            fail(f"non-finite prediction: {p}")
+        if not low <= median <= high:
+            fail(f"interval does not contain its median: {p}")
+        if int(p["processes"]) != base * int(p["factor"]):
+            fail(f"processes != base × factor: {p}")
+        by_method.setdefault((p["workload"], p["repetition"], p["method"]), []).append((int(p["factor"]), median))
+    for key, points in by_method.items():
+        points.sort()
+        for (f1, m1), (f2, m2) in zip(points, points[1:]):
+            if m2 < m1 * (1 - 1e-12):
+                fail(f"{key}: median falls from {m1:.6g} s at factor {f1} to {m2:.6g} s at factor {f2}")
+    comparisons = read_csv(os.path.join(out, "comparisons.csv"))
+    for size in targets:
+        if not any(int(c["processes"]) == size for c in comparisons):
+            fail(f"no actual run at {size} processes was compared")
+    if not read_csv(os.path.join(out, "coverage.csv")) or not os.path.exists(os.path.join(out, "coverage.md")):
+        fail("coverage table missing")
+    for workload in {p["workload"] for p in predictions}:
+        require_png(os.path.join(out, f"scale_{workload}.png"))
+
+
+def main():
+    if len(sys.argv) < 5 or sys.argv[3] != "--" or sys.argv[1] not in ("interference", "scale"):
+        sys.exit(__doc__)
+    kind, out, command = sys.argv[1], sys.argv[2], sys.argv[4:]
+    shutil.rmtree(out, ignore_errors=True)
+    result = subprocess.run(command + ["--output", out])
+    if result.returncode != 0:
+        fail(f"the campaign exited {result.returncode}")
+    (check_interference if kind == "interference" else check_scale)(out, command)
+    print(f"{kind} campaign checks passed ({out})")
+
+
+if __name__ == "__main__":
+    main()

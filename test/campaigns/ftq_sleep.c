@@ -1,0 +1,81 @@
+/* FTQ-style sleep workload for the scale campaign.
+ *
+ * Each iteration every rank sleeps a Normal(mean, sd) time (truncated at 0),
+ * then joins a global MPI_Allreduce (a segment boundary). Sleeping instead of
+ * computing keeps weak scaling honest when ranks outnumber cores, and the
+ * random sleeps give each segment a real maximum-over-ranks law, which is what
+ * Tremor's extreme-value predictions extrapolate. With -t P -T US a sleep is
+ * replaced, with probability P, by a long one of US microseconds (a heavy
+ * tail: the "occasional long sleep" variant).
+ *
+ *   -n N    iterations (200)
+ *   -m US   mean sleep in microseconds (2000)
+ *   -s US   standard deviation in microseconds (200)
+ *   -t P    probability of a long sleep per iteration and rank (0)
+ *   -T US   length of a long sleep in microseconds (20000)
+ *   -r SEED seed; each rank draws from its own stream (SEED, rank) (1)
+ */
+#include <math.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+/* splitmix64: small, seedable per rank, no global libc state. */
+static uint64_t next_random(uint64_t* state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+static double uniform_open(uint64_t* state) {
+  return ((double)(next_random(state) >> 11) + 0.5) / 9007199254740992.0;
+}
+
+/* Box-Muller; one draw per call keeps the stream simple to reason about. */
+static double normal(uint64_t* state, double mean, double sd) {
+  const double u1 = uniform_open(state), u2 = uniform_open(state);
+  return mean + sd * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+static void sleep_us(double us) {
+  if (us <= 0.0) return;
+  struct timespec t;
+  t.tv_sec = (time_t)(us / 1e6);
+  t.tv_nsec = (long)((us - (double)t.tv_sec * 1e6) * 1e3);
+  while (nanosleep(&t, &t) != 0) {}
+}
+
+int main(int argc, char** argv) {
+  int iterations = 200;
+  double mean_us = 2000.0, sd_us = 200.0, tail_probability = 0.0, tail_us = 20000.0;
+  unsigned long long seed = 1;
+  int opt;
+  while ((opt = getopt(argc, argv, "n:m:s:t:T:r:")) != -1) {
+    switch (opt) {
+      case 'n': iterations = atoi(optarg); break;
+      case 'm': mean_us = atof(optarg); break;
+      case 's': sd_us = atof(optarg); break;
+      case 't': tail_probability = atof(optarg); break;
+      case 'T': tail_us = atof(optarg); break;
+      case 'r': seed = strtoull(optarg, NULL, 10); break;
+      default: fprintf(stderr, "usage: see the header of ftq_sleep.c\n"); return 2;
+    }
+  }
+  MPI_Init(&argc, &argv);
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  uint64_t state = seed * 0x100000001b3ULL + (uint64_t)rank * 0x9e3779b97f4a7c15ULL;
+  double global = 0.0;
+  for (int it = 0; it < iterations; ++it) {
+    double us = normal(&state, mean_us, sd_us);
+    if (tail_probability > 0.0 && uniform_open(&state) < tail_probability) us = tail_us;
+    sleep_us(us);
+    MPI_Allreduce(&us, &global, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  }
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,128 @@
+"""tremor-plot's HTML page from a real run, and its rendering in headless Chromium.
+
+usage: check_html.py make-run DIR --tremor-run PATH --launcher "cmd" --app BSP_DEMO
+       check_html.py check-page DIR --tremor-plot PATH
+       check_html.py screenshot DIR [--chromium PATH]   (exit 77 = skipped: no Chromium)
+"""
+import argparse
+import base64
+import glob
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+import h5py
+
+from ux_common import check, finish, mpi_run, run, single_run_file
+
+SKIPPED = 77
+LIGHT_COLOURS = {"low": (0x2c, 0xa0, 0x2c), "medium": (0xf0, 0xa3, 0x0a), "high": (0xd6, 0x27, 0x28)}
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+parser = argparse.ArgumentParser()
+parser.add_argument("mode", choices=["make-run", "check-page", "screenshot"])
+parser.add_argument("directory")
+parser.add_argument("--tremor-run")
+parser.add_argument("--tremor-plot")
+parser.add_argument("--launcher")
+parser.add_argument("--app")
+parser.add_argument("--chromium", default="")
+options = parser.parse_args()
+page_path = os.path.join(options.directory, "report.html")
+
+
+def stored_report(run_file):
+    with h5py.File(run_file, "r") as handle:
+        report = json.loads(handle["analysis/report_json"][()])
+        names = [name.decode() for name in handle["configuration/name"][()]]
+    return report, names
+
+
+if options.mode == "make-run":
+    # Planted interference on rank 1's collectives: the page then has interfered
+    # segments, stragglers and warnings to show.
+    shutil.rmtree(options.directory, ignore_errors=True)
+    os.makedirs(options.directory)
+    result = mpi_run(options.launcher, 2, [
+        options.tremor_run, "--output-dir", options.directory, "--report", "none",
+        "--inject", "mean=12000,sd=3000,p=0.08,calls=coll,ranks=1,seed=7",
+        options.app, "-n", "160", "-u", "1000", "-k", "0", "-q"], {"LD_PRELOAD": None, "TREMOR_LIBDIR": None})
+    check(result.returncode == 0, f"demo run exit 0: {result.stderr[-2000:]}")
+    run_file = single_run_file(options.directory)
+    if run_file:
+        report, _ = stored_report(run_file)
+        check(report["estimate_possible"], f"the run gives an estimate: {report.get('no_estimate_reason')}")
+        check(len(report["interfered_segments"]) > 0, "planted delays show as interfered segments")
+    finish("make-run")
+
+if options.mode == "check-page":
+    run_file = single_run_file(options.directory)
+    if not run_file:
+        finish("check-page")
+    report, configuration_names = stored_report(run_file)
+    png_dir = os.path.join(options.directory, "png")
+    result = run([options.tremor_plot, run_file, "-o", page_path, "--png", png_dir])
+    check(result.returncode == 0, f"tremor-plot exit 0: {result.stderr}")
+    with open(page_path, encoding="utf-8") as page_file:
+        page = page_file.read()
+    # Self-contained: every src/href is a data URI, nothing can reach the network.
+    references = re.findall(r"""(?:src|href)\s*=\s*["']([^"']*)""", page, flags=re.IGNORECASE)
+    check(all(reference.startswith("data:") for reference in references), f"only data: URIs: {references[:5]}")
+    for forbidden in ("://", "<script", "<link", "@import", "url(", "<iframe"):
+        check(forbidden not in page.lower(), f"no {forbidden!r} in the page")
+    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    check(len(images) == 4, f"four inline charts, found {len(images)}")
+    check(all(base64.b64decode(image)[:8] == PNG_SIGNATURE for image in images), "inline images are PNGs")
+    headline = f"{report['interference_percent']:.1f} % of this run was lost to interference — {report['class'].upper()}"
+    check(headline in page, f"headline {headline!r} on the page")
+    for name in configuration_names:
+        check(f">{name}<" in page, f"configuration entry {name} in the table")
+    for warning in report["warnings"]:
+        check(warning["code"] in page, f"warning {warning['code']} on the page")
+    for group in report["groups"]:
+        check(f"group {group['index']}: {group['segments']} segments" not in page, "chart titles stay in images")
+    pngs = sorted(os.path.basename(path) for path in glob.glob(os.path.join(png_dir, "*.png")))
+    check(pngs == ["distributions.png", "predictions.png", "stragglers.png", "timeline.png"], f"--png: {pngs}")
+    # Bad input: one clear line, exit 2, no page.
+    with tempfile.TemporaryDirectory() as scratch:
+        not_hdf5 = os.path.join(scratch, "notes.h5")
+        with open(not_hdf5, "w") as handle:
+            handle.write("not a run file\n")
+        result = run([options.tremor_plot, not_hdf5, "-o", os.path.join(scratch, "x.html")])
+        check(result.returncode == 2 and result.stderr.count("\n") == 1 and "not a readable HDF5 file" in result.stderr,
+              f"non-HDF5 input: exit 2 with one line, got {result.returncode} {result.stderr!r}")
+        check(not os.path.exists(os.path.join(scratch, "x.html")), "no page written for bad input")
+    finish("check-page")
+
+# screenshot
+chromium = options.chromium or shutil.which("chromium") or shutil.which("chromium-browser")
+if not chromium or not os.path.exists(page_path):
+    print("chromium or the page is absent: skipped" if not chromium else "no page (check-page failed?)")
+    sys.exit(SKIPPED if not chromium else 1)
+import matplotlib.image  # noqa: E402  (only this mode needs it)
+import numpy  # noqa: E402
+
+run_file = single_run_file(options.directory)
+report, _ = stored_report(run_file)
+shot = os.path.join(options.directory, "screenshot.png")
+if os.path.exists(shot):
+    os.remove(shot)
+with tempfile.TemporaryDirectory() as profile:
+    result = run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+                  f"--screenshot={shot}", "--window-size=1200,2000", "file://" + os.path.abspath(page_path)],
+                 timeout=90)
+check(os.path.exists(shot), f"Chromium wrote a screenshot: {result.stderr[-1500:]}")
+if os.path.exists(shot):
+    pixels = (matplotlib.image.imread(shot)[:, :, :3] * 255).round().astype(numpy.uint8)
+    colours = numpy.unique(pixels.reshape(-1, 3), axis=0)
+    check(len(colours) > 200, f"the screenshot has content: {len(colours)} distinct colours")
+    non_white = numpy.any(pixels < 245, axis=2).mean()
+    check(non_white > 0.05, f"more than 5 % non-white pixels, got {non_white:.3f}")
+    light = numpy.array(LIGHT_COLOURS[report["class"]], dtype=int)
+    light_pixels = numpy.all(numpy.abs(pixels.astype(int) - light) <= 3, axis=2).sum()
+    check(light_pixels > 1500, f"the {report['class']} traffic light is drawn ({light_pixels} pixels)")
+finish("screenshot")

@@ -1,0 +1,45 @@
+"""Helpers shared by the test/ux checks (run with Debian's python3: h5py)."""
+import glob
+import os
+import shlex
+import subprocess
+import sys
+
+failures = []
+
+
+def check(condition, what):
+    """Records a failed expectation and keeps going, so one run reports every problem."""
+    if not condition:
+        failures.append(what)
+        print(f"FAIL: {what}", file=sys.stderr)
+
+
+def finish(name):
+    if failures:
+        print(f"{name}: {len(failures)} check(s) failed", file=sys.stderr)
+        sys.exit(1)
+    print(f"{name}: all checks passed")
+    sys.exit(0)
+
+
+def run(command, env_changes=None, timeout=120):
+    env = dict(os.environ)
+    for key, value in (env_changes or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+    print(f"$ {shlex.join(command)}  -> {result.returncode}", file=sys.stderr)
+    return result
+
+
+def mpi_run(launcher, ranks, command, env_changes=None, timeout=120):
+    return run(shlex.split(launcher) + ["-n", str(ranks)] + command, env_changes, timeout)
+
+
+def single_run_file(directory):
+    files = sorted(glob.glob(os.path.join(directory, "*.h5")))
+    check(len(files) == 1, f"exactly one run file in {directory}, found {files}")
+    return files[0] if files else None
