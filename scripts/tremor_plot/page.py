@@ -6,7 +6,8 @@ from html import escape
 
 from .run_file import RunView
 
-LIGHTS = {"low": ("#2ca02c", "GREEN"), "medium": ("#f0a30a", "AMBER"), "high": ("#d62728", "RED")}
+# Not used by any chart, so a screenshot test can find the light by its colour.
+LIGHTS = {"low": ("#1ab04c", "GREEN"), "medium": ("#f5a600", "AMBER"), "high": ("#e61919", "RED")}
 
 STYLE = """
 body{font-family:sans-serif;margin:24px auto;max-width:1150px;color:#222;background:#fff}
