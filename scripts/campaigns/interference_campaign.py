@@ -136,9 +136,8 @@ def injected_critical_path(h5):
     return len(ranks), most_delays, max(per_rank.values()), float(sum(per_segment_max.values()))
 
 
-def run_once(args, workload, out_dir, level, probability, seed):
-    mean = args.delay_us
-    env = {"TREMOR_INJECT_MEAN_US": f"{mean:g}", "TREMOR_INJECT_SD_US": f"{mean * args.delay_sd_fraction:g}",
+def run_once(args, workload, out_dir, level, probability, seed, mean, sd):
+    env = {"TREMOR_INJECT_MEAN_US": f"{mean:g}", "TREMOR_INJECT_SD_US": f"{sd:g}",
            "TREMOR_INJECT_PROBABILITY": f"{probability:.6g}", "TREMOR_INJECT_CALLS": workload["calls"],
            "TREMOR_INJECT_RANKS": args.inject_ranks, "TREMOR_INJECT_SEED": str(seed)}
     preload = f"{args.profiler} {args.injector}"
@@ -152,8 +151,9 @@ def run_once(args, workload, out_dir, level, probability, seed):
     estimated = report.get("interference_percent")
     continuous = report.get("continuous_interference_percent")
     return {"level_percent": level, "inject_calls": workload["calls"], "inject_ranks": args.inject_ranks,
-            "inject_probability": probability, "inject_mean_us": mean, "inject_sd_us": mean * args.delay_sd_fraction,
-            "inject_seed": seed, "wall_s": wall, "run_time_s": run_time, "injected_delays": delays, "_most_delays_on_a_rank": most_delays,
+            "inject_probability": probability, "inject_mean_us": mean, "inject_sd_us": sd,
+            "inject_seed": seed, "wall_s": wall, "run_time_s": run_time, "injected_delays": delays,
+            "_most_delays_on_a_rank": most_delays,
             "injected_rank_max_s": rank_max, "injected_critical_path_s": critical,
             "injected_percent": 100.0 * critical / run_time,
             "estimated_percent": float("nan") if estimated is None else float(estimated),
@@ -164,13 +164,9 @@ def run_once(args, workload, out_dir, level, probability, seed):
 
 
 def eligible_calls(args, workload, out_dir):
-    """Calibration: probability 1, 1 µs delays, so every eligible call is logged."""
-    saved = args.delay_us, args.delay_sd_fraction
-    args.delay_us, args.delay_sd_fraction = 1.0, 0.0  # 1 µs: logged but negligible
-    try:
-        row = run_once(args, workload, out_dir, 0.0, 1.0, 1)
-    finally:
-        args.delay_us, args.delay_sd_fraction = saved
+    """Calibration: probability 1, 1 µs delays, so every eligible call is logged.
+    Returns (run time s, eligible calls on the most delayed rank)."""
+    row = run_once(args, workload, out_dir, 0.0, 1.0, 1, 1.0, 0.0)  # 1 µs: logged but negligible
     return row["run_time_s"], max(1, row["_most_delays_on_a_rank"])
 
 
@@ -265,23 +261,21 @@ def main():
     os.makedirs(args.output, exist_ok=True)
     workloads = [parse_workload(w) for w in args.workload]
     rows, plan = [], {"seed": seed, "arguments": dict(vars(args)), "workloads": {}}
-    workload_auto_delay = False
     for workload in workloads:
         base = os.path.join(args.output, "runs", workload["name"])
         t0, calls = eligible_calls(args, workload, os.path.join(base, "calibration"))
-        if args.delay_us is None or workload_auto_delay:
-            workload_auto_delay = True
-            args.delay_us = args.delay_calls * 1e6 * t0 / calls
+        delay_us = args.delay_us if args.delay_us is not None else args.delay_calls * 1e6 * t0 / calls
         order = campaign_order(args.runs, levels, rng)
         plan["workloads"][workload["name"]] = {"calibration_run_time_s": t0, "eligible_calls": calls,
-                                               "delay_us": args.delay_us,
+                                               "delay_us": delay_us,
                                                "order": order, "command": workload["command"]}
         mine = []
         for position, level in enumerate(order):
             injected = t0 * level / (100.0 - level)
-            probability = min(1.0, injected / (calls * args.delay_us * 1e-6))
+            probability = min(1.0, injected / (calls * delay_us * 1e-6))
             run_seed = seed + 1000 * position + 1
-            row = run_once(args, workload, os.path.join(base, f"run{position:03d}"), level, probability, run_seed)
+            row = run_once(args, workload, os.path.join(base, f"run{position:03d}"), level, probability, run_seed,
+                           delay_us, delay_us * args.delay_sd_fraction)
             row.update(workload=workload["name"], order=position, run=position)
             print(f"{workload['name']} run {position}: level {level:g} % p={probability:.3g} "
                   f"T={row['run_time_s']:.3f} s est={row['estimated_percent']:.2f} % "

@@ -108,8 +108,9 @@ def coverage_table(predictions, comparisons):
     keys = sorted({(c["workload"], c["method"], c["processes"]) for c in comparisons})
     table = []
     for workload, method, processes in keys:
-        pairs = [c for c in comparisons if (c["workload"], c["method"], c["processes"]) == (workload, method, processes)]
-        mine = [p for p in predictions if (p["workload"], p["method"], p["processes"]) == (workload, method, processes)]
+        key = (workload, method, processes)
+        pairs = [c for c in comparisons if (c["workload"], c["method"], c["processes"]) == key]
+        mine = [p for p in predictions if (p["workload"], p["method"], p["processes"]) == key]
         errors = np.array([c["relative_error"] for c in pairs], dtype=float)
         table.append({"workload": workload, "method": method, "processes": processes, "predictions": len(mine),
                       "pairs": len(pairs), "coverage": float(np.mean([c["inside"] for c in pairs])),

@@ -1,6 +1,5 @@
 // The configuration table: defaults, valid values, and one clear message per
 // bad value with the default kept.
-#define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
 #include <cstdio>

@@ -152,9 +152,12 @@ def main():
     parser.add_argument("--input")
     parser.add_argument("--ignore-line", action="append", default=[])
     parser.add_argument("--compare-file", action="append", default=[])
-    parser.add_argument("program", nargs=argparse.REMAINDER)
-    opts = parser.parse_args()
-    program = opts.program[1:] if opts.program and opts.program[0] == "--" else opts.program
+    argv = sys.argv[1:]
+    split = argv.index("--") if "--" in argv else len(argv)
+    opts = parser.parse_args(argv[:split])
+    program = argv[split + 1:]
+    if not program:
+        fail("no program given after --")
     if opts.mode == "expect":
         check_expect(opts, program)
     else:
