@@ -7,6 +7,7 @@ packages=(
   libpapi-dev papi-tools libhdf5-dev hdf5-tools
   libboost-math-dev libspdlog-dev catch2 libcli11-dev nlohmann-json3-dev libbenchmark-dev
   python3 python3-h5py python3-numpy python3-scipy python3-matplotlib
+  chromium   # renders the HTML report in the ux tests
 )
 missing=()
 for p in "${packages[@]}"; do

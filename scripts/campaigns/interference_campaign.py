@@ -11,12 +11,16 @@ not line up with the level. Per run it records:
   entry, max over ranks; launcher start-up is excluded, it is noise here) and
   the launcher's wall time;
 - measured interference = (T − T_fastest − D) / T, where T_fastest is the
-  fastest run of the workload and D the *median displacement*: the number of
-  segments times the median over segments of (duration − duration of the same
-  segment in the fastest run), floored at 0. A slowdown that stretches every
-  segment (continuous interference) moves that median, sporadic delays do not;
-  Tremor reports the continuous part separately, so it is removed here to
-  compare like with like. The raw (T − T_fastest)/T is kept too;
+  fastest run of the workload and D the *median displacement*:
+  T_fastest · max(0, median over segments of (duration / duration of the same
+  segment in the fastest run) − 1), at most T − T_fastest. A slowdown that
+  stretches every segment (continuous interference, e.g. a busier machine)
+  moves that median, sporadic delays on fewer than half of the segments do
+  not; Tremor reports the continuous part separately, so it is removed here to
+  compare like with like. A ratio times T_fastest rather than a sum of
+  per-segment differences, because segment durations are maxima over ranks
+  and their sum exceeds the run time by the ranks' exit skew, which varies
+  from run to run. The raw (T − T_fastest)/T is kept too;
 - injected critical path, from the run file's /injection records: delays are
   put in segments by time (segment ends = cumulative sum of the per-segment
   durations, which are maxima over ranks, so ends are those of the slowest
@@ -177,8 +181,9 @@ def add_measured(rows):
     for row in rows:
         t, t_min = row["run_time_s"], fastest["run_time_s"]
         n = min(len(reference), len(row["_durations"]))
-        shift = float(np.median(row["_durations"][:n] - reference[:n])) if n else 0.0
-        displacement = n * max(0.0, shift)
+        timed = reference[:n] > 0
+        stretch = float(np.median(row["_durations"][:n][timed] / reference[:n][timed])) if timed.any() else 1.0
+        displacement = min(max(0.0, t - t_min), t_min * max(0.0, stretch - 1.0))
         row["fastest_run_time_s"] = t_min
         row["raw_measured_percent"] = 100.0 * (t - t_min) / t
         row["median_displacement_s"] = displacement

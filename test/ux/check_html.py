@@ -49,7 +49,7 @@ if options.mode == "make-run":
     os.makedirs(options.directory)
     result = mpi_run(options.launcher, 2, [
         options.tremor_run, "--output-dir", options.directory, "--report", "none",
-        "--inject", "mean=12000,sd=3000,p=0.08,calls=coll,ranks=1,seed=7",
+        "--inject", "mean=25000,sd=3000,p=0.08,calls=coll,ranks=1,seed=7",
         options.app, "-n", "160", "-u", "1000", "-k", "0", "-q"], {"LD_PRELOAD": None, "TREMOR_LIBDIR": None})
     check(result.returncode == 0, f"demo run exit 0: {result.stderr[-2000:]}")
     run_file = single_run_file(options.directory)

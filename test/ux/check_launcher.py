@@ -6,7 +6,6 @@ usage: check_launcher.py --tremor-run PATH --build-flavour F --app-flavour F --a
   through tremor-run; otherwise the clear "not built for" message is checked.
 """
 import argparse
-import os
 import tempfile
 
 import h5py
