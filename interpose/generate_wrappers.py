@@ -117,9 +117,15 @@ def mpi_wrapper(name, params, kind, rule):
         lines.append("  if (rc == MPI_SUCCESS) {")
         lines += ["    " + f for f in facts]
         lines.append("  }")
-    lines.append(f"  {leave}(*state, start, end);")
     if boundary:
-        lines.append(f"  if (closes_segment && rc == MPI_SUCCESS) close_segment(CallId::{cid}, start, end, work_at_entry);")
+        lines += ["  if (closes_segment && rc == MPI_SUCCESS) {",
+                  "    leave_boundary(*state, start, end);",
+                  f"    close_segment(CallId::{cid}, start, end, work_at_entry);",
+                  "  } else {",
+                  f"    {leave}(*state, start, end);",
+                  "  }"]
+    else:
+        lines.append(f"  {leave}(*state, start, end);")
     lines += ["  return rc;", "}",
               f'extern "C" TREMOR_EXPORT int {name}({params}) {{ return record_{cid}({arglist}); }}',
               f'extern "C" TREMOR_EXPORT int P{name}({params}) {{ return record_{cid}({arglist}); }}',

@@ -23,6 +23,24 @@ void close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkRead
 
 WorkReading Recorder::read_work() const noexcept { return WorkReading{counter_.read(), true}; }
 
+// CPU time inside a long MPI or I/O call, without a read at its entry: the
+// CPU used since the thread's last reading, minus the wall time outside the
+// call since then (taken as busy), clamped to [0, the call's wall time]. A
+// call that sleeps or is descheduled (injected delays, more ranks than cores)
+// then counts as no CPU, one that busy-polls as all of it.
+void account_long_call(ThreadState& state, std::uint64_t start, std::uint64_t end) noexcept {
+  const Recorder& recorder = Recorder::instance();
+  const std::uint64_t now_value = recorder.counter().read();
+  const std::uint64_t now_tick = ticks();
+  const double ns_per_tick = seconds_per_tick() * 1e9;
+  const double used = static_cast<double>(now_value - state.last_counter);
+  const double outside = static_cast<double>(start - state.last_counter_tick) * ns_per_tick;
+  const double call = static_cast<double>(end - start) * ns_per_tick;
+  state.long_inside_counter += static_cast<std::uint64_t>(std::clamp(used - outside, 0.0, call));
+  state.last_counter = now_value;
+  state.last_counter_tick = now_tick;
+}
+
 double Recorder::elapsed_s() const noexcept {
   const std::uint64_t end = finalize_tick_ ? finalize_tick_ : ticks();
   return static_cast<double>(end - init_tick_) * seconds_per_tick();
@@ -70,6 +88,13 @@ void Recorder::start(int thread_level) noexcept {
     segment_start_tick_ = init_tick_;
     last_totals_ = sum_threads();
     work_at_segment_start_ = read_work();
+    if (ThreadState* const self = t_state ? t_state : register_current_thread()) {
+      self->last_counter = work_at_segment_start_.value;
+      self->last_counter_tick = ticks();
+    }
+    if (counter_.kind() == counters::source_kind::thread_cputime) {
+      g_long_call_ticks = static_cast<std::uint64_t>(20e-6 / seconds_per_tick());
+    }
     g_recording.store(true, std::memory_order_release);
   } catch (...) {
     g_recording.store(false);
@@ -106,14 +131,19 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
   const bool work_known = work_at_entry.valid && work_at_segment_start_.valid &&
                           work_at_entry.value >= work_at_segment_start_.value;
   double work = work_known ? static_cast<double>(work_at_entry.value - work_at_segment_start_.value) : 0.0;
-  if (counter_.kind() == counters::source_kind::thread_cputime) {
-    // The counter is read only at boundaries (a read costs 200-700 ns here),
-    // so CPU burnt busy-polling in the segment's other MPI calls and in I/O
-    // is in the delta. MPICH and Open MPI busy-poll (CPU time = wall time
-    // there), so subtracting that wall time leaves the computation.
-    const double inside_ns =
-        1e9 * (values[index(Quantized::mpi_time)] - values[index(Quantized::wait_time)] + values[index(Quantized::io_time)]);
+  ThreadState* const caller = t_state;
+  if (counter_.kind() == counters::source_kind::thread_cputime && caller != nullptr) {
+    // The counter is read at boundaries and at the exit of long calls only
+    // (a read costs 0.2-1 us), so the CPU of the segment's other MPI and I/O
+    // calls is in the delta: short calls busy-poll (their wall time is CPU
+    // time), long ones were measured (account_long_call).
+    const double inside_ns = static_cast<double>(caller->short_inside_ticks) * tick * 1e9 +
+                             static_cast<double>(caller->long_inside_counter);
     work = std::max(0.0, work - inside_ns);
+  }
+  if (caller != nullptr) {
+    caller->short_inside_ticks = 0;
+    caller->long_inside_counter = 0;
   }
   values[index(Quantized::work)] = work;
 
@@ -125,6 +155,10 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
   segment_start_tick_ = end;
   // Read after the collective returned: its busy-wait is not work.
   work_at_segment_start_ = read_work();
+  if (caller != nullptr) {
+    caller->last_counter = work_at_segment_start_.value;
+    caller->last_counter_tick = ticks();
+  }
 }
 
 bool Recorder::finish() noexcept {

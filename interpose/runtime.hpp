@@ -30,6 +30,13 @@ struct ThreadState {
   int depth = 0;  // > 0 inside an intercepted call or inside Tremor itself
   ThreadState* next = nullptr;  // registry list, append-only
 
+  // Owner-only accounting of the work counter inside non-boundary MPI and
+  // I/O calls (used with the CPU-time counter, see account_long_call).
+  std::uint64_t short_inside_ticks = 0;  // wall time of short calls: busy, so CPU
+  std::uint64_t long_inside_counter = 0;  // measured counter inside long calls
+  std::uint64_t last_counter = 0;         // the thread's last counter reading
+  std::uint64_t last_counter_tick = 0;    // and when it was taken
+
   void add(Feature feature, std::uint64_t amount) noexcept {
     auto& slot = features[index(feature)];
     slot.store(slot.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
@@ -77,12 +84,34 @@ inline ThreadState* enter() noexcept {
 inline void bump(std::atomic<std::uint64_t>& slot, std::uint64_t amount) noexcept {
   slot.store(slot.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
 }
+
+// Calls at least this long read the work counter at their exit (a read costs
+// 0.2-1 us, so at most a few percent of such a call); shorter ones are taken
+// as busy. Stays at the maximum (off) unless the counter is CPU time.
+extern std::uint64_t g_long_call_ticks;
+void account_long_call(ThreadState& state, std::uint64_t start, std::uint64_t end) noexcept;
+
+inline void account_inside(ThreadState& state, std::uint64_t start, std::uint64_t end) noexcept {
+  const std::uint64_t span = end - start;
+  if (span >= g_long_call_ticks) {
+    account_long_call(state, start, end);
+  } else {
+    state.short_inside_ticks += span;
+  }
+}
 inline void leave_mpi(ThreadState& state, std::uint64_t start, std::uint64_t end) noexcept {
   bump(state.mpi_ticks, end - start);
+  account_inside(state, start, end);
   state.depth = 0;
 }
 inline void leave_io(ThreadState& state, std::uint64_t start, std::uint64_t end) noexcept {
   bump(state.io_ticks, end - start);
+  account_inside(state, start, end);
+  state.depth = 0;
+}
+// The closing collective: its wait is measured exactly at the boundary.
+inline void leave_boundary(ThreadState& state, std::uint64_t start, std::uint64_t end) noexcept {
+  bump(state.mpi_ticks, end - start);
   state.depth = 0;
 }
 

@@ -10,8 +10,13 @@
 // column is subtracted from the run time, so the non-parametric prediction at
 // f = 1 reproduces the run time exactly.
 //
-// Combination. prediction(f) = run_time − Σ_usable duration_upper
-//                              + Σ_groups n_g · E_g[max at m = f].
+// Combination. prediction(f) = c · (Σ_other duration_upper
+//                                  + Σ_groups n_g · E_g[max at m = f]),
+// with c = run_time / Σ_all duration_upper. Segment durations are maxima over
+// ranks, so when ranks leave the boundaries at different times (descheduled
+// ranks, more ranks than cores) their sum exceeds the wall time; predicting
+// the ratio and calibrating it to the run time keeps the prediction at f = 1
+// equal to the run time and never subtracts more than was measured.
 // The median adds the per-group medians; the interval adds the per-group
 // interval bounds. Adding bounds is conservative (it assumes all groups sit at
 // their bound together), which we prefer to an optimistic interval.
@@ -110,8 +115,14 @@ std::vector<std::vector<est::RankSamples>> per_rank_arrivals(const RunData& run,
   return result;
 }
 
-void add_total(RunAnalysis& analysis, const std::string& method, const MethodTotals& totals, double base,
-               double world_size) {
+struct Calibration {
+  double other = 0.0;  // Σ duration_upper of segments outside usable groups
+  double scale = 1.0;  // run_time / Σ duration_upper of all segments
+};
+
+void add_total(RunAnalysis& analysis, const std::string& method, const MethodTotals& totals,
+               const Calibration& calibration, double world_size) {
+  const auto total = [&](double groups) { return calibration.scale * (calibration.other + groups); };
   if (!totals.available) {
     analysis.warnings.push_back({"prediction_unavailable",
                                  "No usable " + method + " prediction: a group had no valid replica."});
@@ -119,8 +130,8 @@ void add_total(RunAnalysis& analysis, const std::string& method, const MethodTot
   }
   const auto& scales = analysis.parameters.scales;
   for (std::size_t f = 0; f < scales.size(); ++f) {
-    analysis.predictions.push_back({method, scales[f], scales[f] * world_size, base + totals.median[f],
-                                    base + totals.low[f], base + totals.high[f], totals.failed[f]});
+    analysis.predictions.push_back({method, scales[f], scales[f] * world_size, total(totals.median[f]),
+                                    total(totals.low[f]), total(totals.high[f]), totals.failed[f]});
   }
 }
 
@@ -132,7 +143,11 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
   const est::BootstrapOptions options{static_cast<std::size_t>(std::max(1, parameters.replicas)), parameters.ci};
   const double world_size = static_cast<double>(std::max(1, run.meta.world_size));
   MethodTotals nonparametric(factors.size()), pwm(factors.size()), mom(factors.size());
-  double base = analysis.run_time_s;
+  Calibration calibration;
+  double all_segments = 0.0;
+  for (const double upper : run.segments.duration_upper_s) all_segments += upper;
+  calibration.other = all_segments;
+  if (all_segments > 0.0 && analysis.run_time_s > 0.0) calibration.scale = analysis.run_time_s / all_segments;
   std::vector<double> group_late_wait;  // per usable group, median wait of the late rank
   for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
     GroupResult& group = analysis.groups[g];
@@ -141,7 +156,7 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
     std::vector<double> late_waits;
     for (const std::size_t segment : group.members) {
       maxima.push_back(run.segments.duration_upper_s[segment]);
-      base -= run.segments.duration_upper_s[segment];
+      calibration.other -= run.segments.duration_upper_s[segment];
       if (segment < run.segments.late_wait_s.size()) late_waits.push_back(run.segments.late_wait_s[segment]);
     }
     group_late_wait.push_back(late_waits.empty() ? 0.0 : est::median(late_waits));
@@ -161,9 +176,9 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
     mom.add(est::parametric_projection(sample, factors, est::FitMethod::mom, options, engine), count, 0.0);
   }
   if (factors.empty()) return;
-  add_total(analysis, "nonparametric", nonparametric, base, world_size);
-  add_total(analysis, "pwm", pwm, base, world_size);
-  add_total(analysis, "mom", mom, base, world_size);
+  add_total(analysis, "nonparametric", nonparametric, calibration, world_size);
+  add_total(analysis, "pwm", pwm, calibration, world_size);
+  add_total(analysis, "mom", mom, calibration, world_size);
 
   // Per-rank variants: each sample is one rank's arrival, so f× processes
   // is the maximum of f·P arrivals; the late rank's wait (the collective's own
@@ -195,7 +210,7 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
       totals.add(projection, static_cast<double>(analysis.groups[g].members.size()), group_late_wait[usable_index]);
       ++usable_index;
     }
-    add_total(analysis, method, totals, base, world_size);
+    add_total(analysis, method, totals, calibration, world_size);
   };
   if (nodes.size() > 1) per_rank_variant("pwm-internode", true, nodes.size());
   if (shared_node) {
