@@ -109,8 +109,10 @@ def mpi_wrapper(name, params, kind, rule):
              "  ThreadState* const state = enter();",
              f"  if (!state) return real({arglist});"]
     lines += ["  " + b for b in before]
-    lines += ["  const std::uint64_t start = ticks();",
-              f"  const int rc = real({', '.join(pmpi_args)});",
+    lines += ["  const std::uint64_t start = ticks();"]
+    if not boundary:
+        lines.append("  refresh_if_stale(*state, start);")
+    lines += [f"  const int rc = real({', '.join(pmpi_args)});",
               "  const std::uint64_t end = ticks();"]
     facts = feature_code(kind, rule)
     if facts:
@@ -145,6 +147,7 @@ def posix_wrapper(name, ret, params, kind, bytes_expr):
         "  ThreadState* const state = enter();",
         f"  if (!state) return real({args});",
         "  const std::uint64_t start = ticks();",
+        "  refresh_if_stale(*state, start);",
         f"  {ret} const result = real({args});",
         "  const std::uint64_t end = ticks();",
         "  const int result_errno = errno;",

@@ -21,6 +21,7 @@ int counted_open(Real real, Args... args) noexcept {
   ThreadState* const state = enter();
   if (!state) return real(args...);
   const std::uint64_t start = ticks();
+  refresh_if_stale(*state, start);
   const int result = real(args...);
   const std::uint64_t end = ticks();
   const int result_errno = errno;

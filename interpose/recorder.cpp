@@ -23,6 +23,11 @@ void close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkRead
 
 WorkReading Recorder::read_work() const noexcept { return WorkReading{counter_.read(), true}; }
 
+void refresh_counter(ThreadState& state, std::uint64_t now) noexcept {
+  state.last_counter = Recorder::instance().counter().read();
+  state.last_counter_tick = now;
+}
+
 // CPU time inside a long MPI or I/O call, without a read at its entry: the
 // CPU used since the thread's last reading, minus the wall time outside the
 // call since then (taken as busy), clamped to [0, the call's wall time]. A
@@ -94,6 +99,7 @@ void Recorder::start(int thread_level) noexcept {
     }
     if (counter_.kind() == counters::source_kind::thread_cputime) {
       g_long_call_ticks = static_cast<std::uint64_t>(20e-6 / seconds_per_tick());
+      g_refresh_ticks = static_cast<std::uint64_t>(100e-6 / seconds_per_tick());
     }
     g_recording.store(true, std::memory_order_release);
   } catch (...) {
