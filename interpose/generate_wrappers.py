@@ -140,18 +140,37 @@ def posix_wrapper(name, ret, params, kind, bytes_expr):
     fn_type = f"{ret} (*)({params})"
     success = {"FILE *": "result != nullptr", "size_t": "true"}.get(ret, "result >= 0")
     facts = feature_code(kind, (bytes_expr, bytes_expr))
+    # Only regular files count (posix_support.hpp): opens classify the new
+    # descriptor; the others look up the one they use, closes before closing.
+    if kind == "io_open":
+        fd_after = "fileno(result)" if ret == "FILE *" else "result"
+        before, counted = [], f"classify_opened({fd_after})"
+    else:
+        fd = "fileno(stream)" if "FILE *stream" in params else "fd"
+        # Not a regular file (pipe, socket, event fd of an MPI progress
+        # thread): forwarded untimed, it is not the application's file I/O.
+        before = [f"const int descriptor = {fd};",
+                  "if (!is_regular_file(descriptor)) {",
+                  "  state->depth = 0;"]
+        if kind == "io_close":
+            before.append("  forget_descriptor(descriptor);")
+        before += [f"  return real({args});", "}"]
+        counted = "true"
+    after = ["  forget_descriptor(descriptor);"] if kind == "io_close" else []
     return "\n".join([
         f'extern "C" TREMOR_EXPORT {ret} {name}({params}) {{',
         f'  static const auto real = reinterpret_cast<{fn_type}>(next_symbol("{name}"));',
         f"  if (!real) return missing_symbol<{ret}>();",
         "  ThreadState* const state = enter();",
         f"  if (!state) return real({args});",
+        *["  " + b for b in before],
         "  const std::uint64_t start = ticks();",
         "  refresh_if_stale(*state, start);",
         f"  {ret} const result = real({args});",
         "  const std::uint64_t end = ticks();",
         "  const int result_errno = errno;",
-        f"  if ({success}) {{",
+        *after,
+        f"  if ({success}{'' if counted == 'true' else ' && ' + counted}) {{",
         *["    " + f for f in facts],
         "  }",
         "  leave_io(*state, start, end);",

@@ -25,7 +25,7 @@ int counted_open(Real real, Args... args) noexcept {
   const int result = real(args...);
   const std::uint64_t end = ticks();
   const int result_errno = errno;
-  if (result >= 0) state->add(Feature::io_opens, 1);
+  if (result >= 0 && classify_opened(result)) state->add(Feature::io_opens, 1);
   leave_io(*state, start, end);
   errno = result_errno;
   return result;

@@ -19,6 +19,14 @@ namespace tremor::interpose {
 
 inline void* next_symbol(const char* name) noexcept { return dlsym(RTLD_NEXT, name); }
 
+// File I/O means regular files: pipes, sockets, terminals and the event fds
+// that MPI progress threads read are not the application's file I/O. The
+// answer is cached per descriptor (one fstat), re-taken at every open and
+// dropped at close.
+bool is_regular_file(int fd) noexcept;
+bool classify_opened(int fd) noexcept;
+void forget_descriptor(int fd) noexcept;
+
 // A symbol the C library does not have: fail like the call would.
 template <typename Result>
 Result missing_symbol() noexcept {
