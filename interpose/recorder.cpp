@@ -71,22 +71,26 @@ void Recorder::start(int thread_level) noexcept {
     calibrate_ticks();
     auto opened = counters::open_counter_source(config_.counters);
     counter_ = opened.source;
-    counter_explanation_ = opened.explanation;
     store_ = std::make_unique<SegmentStore>();
     start_time_unix_ = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 
+    // One line on rank 0 (quiet by default): version, counter source and why
+    // it was chosen, output directory. A counter the user asked for and did
+    // not get is a warning of its own.
     std::string counter_line = std::string(counter_.name());
     if (!counter_.events().empty()) counter_line += " (" + counter_.events().front() + ")";
+    std::string reasons;
+    for (const auto& rejection : opened.rejections) {
+      reasons += (reasons.empty() ? "" : "; ") + rejection.event + ": " + rejection.reason;
+    }
+    const bool fallback = counter_.kind() == counters::source_kind::thread_cputime && config_.counters != "cputime";
+    if (fallback && config_.counters.empty()) counter_line += ", no usable hardware counter";
     info0("Tremor " TREMOR_VERSION " recording " + std::to_string(world_size_) + " processes; work counter: " +
           counter_line + "; output in " + config_.output_dir);
-    if (counter_.kind() == counters::source_kind::thread_cputime && config_.counters != "cputime") {
-      std::string reasons;
-      for (const auto& rejection : opened.rejections) {
-        reasons += (reasons.empty() ? "" : "; ") + rejection.event + ": " + rejection.reason;
-      }
-      warn0(std::string(config_.counters.empty() ? "no usable hardware counter" : "TREMOR_COUNTERS: no usable event") +
-            (reasons.empty() ? "" : " (" + reasons + ")") +
-            "; work is measured as thread CPU time, a weaker proxy (see the report)");
+    if (fallback && !config_.counters.empty()) {
+      warn0("TREMOR_COUNTERS: no usable event (" + reasons + "); work is measured as thread CPU time");
+    } else if (!reasons.empty() && world_rank_ == 0) {
+      logger_->debug("counter events rejected: " + reasons);
     }
     started_ = true;
     init_tick_ = ticks();

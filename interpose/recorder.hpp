@@ -42,7 +42,6 @@ class Recorder {
   const Config& config() const noexcept { return config_; }
   const std::vector<std::string>& config_messages() const noexcept { return config_messages_; }
   const counters::counter_source& counter() const noexcept { return counter_; }
-  const std::string& counter_explanation() const noexcept { return counter_explanation_; }
   SegmentStore& store() noexcept { return *store_; }
   double start_time_unix() const noexcept { return start_time_unix_; }
   double elapsed_s() const noexcept;  // MPI_Init exit to MPI_Finalize entry
@@ -66,7 +65,6 @@ class Recorder {
   Config config_;
   std::vector<std::string> config_messages_;
   counters::counter_source counter_;
-  std::string counter_explanation_;
   std::unique_ptr<SegmentStore> store_;
   std::shared_ptr<spdlog::logger> logger_;
   std::mutex boundary_mutex_;
