@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Run-time dilation by Tremor (issue 9): bsp_demo at about 10 Hz, 100 Hz,
+1 kHz and 5 kHz of boundaries, each configuration (none, an empty PMPI
+wrapper = the floor, Tremor) run in interleaved rounds; reports the median
+loop time per configuration and the median per-round ratio to 'none'.
+
+usage: bench-dilation.py BUILD_DIR [--pairs 9] [--np 2] [--sleep]
+The time is bsp_demo's own loop time (-t), so MPI_Init/MPI_Finalize (and
+Tremor's end-of-run analysis, measured separately by bench_analysis) are not
+in it. Standard library only.
+"""
+import argparse
+import glob
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+RATES = {10: (10, 66667), 100: (100, 6667), 1000: (1000, 667), 5000: (5000, 133)}  # Hz: (iterations, base us)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("build")
+    parser.add_argument("--pairs", type=int, default=9)
+    parser.add_argument("--np", type=int, default=2)
+    parser.add_argument("--sleep", action="store_true", help="ranks sleep instead of computing (oversubscribed runs)")
+    opts = parser.parse_args()
+    library = glob.glob(os.path.join(opts.build, "interpose", "libtremor-*.so"))[0]
+    flavour = re.search(r"libtremor-(\w+)\.so", library).group(1)
+    launcher = (["mpirun.openmpi", "--oversubscribe", "--allow-run-as-root", "--bind-to", "none"]
+                if flavour == "openmpi" else ["mpiexec.mpich"])
+    demo = os.path.join(opts.build, "test", "integration", "bsp_demo")
+    configurations = {"none": None, "empty": os.path.join(opts.build, "test", "bench", "libempty_pmpi_wrapper.so"),
+                      "tremor": library}
+    out = tempfile.mkdtemp(prefix="tremor-dilation-")
+    print(f"{flavour}, {opts.np} processes, {opts.pairs} interleaved rounds{', sleeping ranks' if opts.sleep else ''}")
+    print(f"{'rate':>7} {'config':>7} {'median s':>9} {'ratio':>7} {'ratio min..max':>16}")
+    for rate, (iterations, base_us) in RATES.items():
+        times = {name: [] for name in configurations}
+        for _ in range(opts.pairs):
+            for name, preload in configurations.items():
+                env = dict(os.environ, TREMOR_OUTPUT_DIR=out, TREMOR_REPORT="none", TREMOR_LOG_LEVEL="off")
+                if preload:
+                    env["LD_PRELOAD"] = preload
+                command = launcher + ["-n", str(opts.np), demo, "-n", str(iterations), "-u", str(base_us), "-k", "0", "-t"]
+                if opts.sleep:
+                    command.append("-S")
+                result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+                match = re.search(r", ([0-9.]+) s", result.stdout)
+                if result.returncode != 0 or not match:
+                    sys.exit(f"{name} at {rate} Hz failed: {result.stdout}{result.stderr[-500:]}")
+                times[name].append(float(match.group(1)))
+        for name in configurations:
+            ratios = [t / b for t, b in zip(times[name], times["none"])]
+            print(f"{rate:>5}Hz {name:>7} {statistics.median(times[name]):9.4f} {statistics.median(ratios):7.4f} "
+                  f"{min(ratios):7.3f}..{max(ratios):.3f}")
+    subprocess.run(["rm", "-rf", out])
+
+
+if __name__ == "__main__":
+    main()
