@@ -5,7 +5,9 @@ wrapper = the floor, Tremor) run in interleaved rounds; reports the median
 loop time per configuration and the median per-round ratio to 'none'.
 
 usage: bench-dilation.py BUILD_DIR [--pairs 9] [--np 2] [--sleep]
-The time is bsp_demo's own loop time (-t), so MPI_Init/MPI_Finalize (and
+Compute is calibrated once (bsp_demo -P) and fixed for every run (-c), so
+runs differ only by what the machine and the tool do. The time is
+bsp_demo's own loop time (-t), so MPI_Init/MPI_Finalize (and
 Tremor's end-of-run analysis, measured separately by bench_analysis) are not
 in it. Standard library only.
 """
@@ -36,6 +38,11 @@ def main():
     configurations = {"none": None, "empty": os.path.join(opts.build, "test", "bench", "libempty_pmpi_wrapper.so"),
                       "tremor": library}
     out = tempfile.mkdtemp(prefix="tremor-dilation-")
+    # Calibrate the compute loop once, so every run does the same work.
+    calibration = []
+    if not opts.sleep:
+        result = subprocess.run(launcher + ["-n", "1", demo, "-P"], capture_output=True, text=True, timeout=120)
+        calibration = ["-c", re.search(r"units_per_us (\d+)", result.stdout).group(1)]
     print(f"{flavour}, {opts.np} processes, {opts.pairs} interleaved rounds{', sleeping ranks' if opts.sleep else ''}")
     print(f"{'rate':>7} {'config':>7} {'median s':>9} {'ratio':>7} {'ratio min..max':>16}")
     for rate, (iterations, base_us) in RATES.items():
@@ -45,7 +52,7 @@ def main():
                 env = dict(os.environ, TREMOR_OUTPUT_DIR=out, TREMOR_REPORT="none", TREMOR_LOG_LEVEL="off")
                 if preload:
                     env["LD_PRELOAD"] = preload
-                command = launcher + ["-n", str(opts.np), demo, "-n", str(iterations), "-u", str(base_us), "-k", "0", "-t"]
+                command = launcher + ["-n", str(opts.np), demo, "-n", str(iterations), "-u", str(base_us), "-k", "0", "-t"] + calibration
                 if opts.sleep:
                     command.append("-S")
                 result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)

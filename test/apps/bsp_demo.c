@@ -18,6 +18,9 @@
  *   -s sub    collectives only on two halves of the world (no global boundary)
  *   -q        quiet (no summary line)
  *   -t        add the elapsed time to the summary line
+ *   -c UNITS  compute units per microsecond (skip the calibration, so that
+ *             repeated runs do exactly the same work)
+ *   -P        print the calibrated units per microsecond and exit
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -62,11 +65,12 @@ static void sleep_us(double us) {
 
 int main(int argc, char** argv) {
   int iterations = 200, base_us = 2000, sleep_mode = 0, bytes = 4096, every = 50, ckpt = 65536;
-  int use_mpiio = 0, sub_only = 0, quiet = 0, show_time = 0, delay_rank = -1, delay_ms = 0;
+  int use_mpiio = 0, sub_only = 0, quiet = 0, show_time = 0, print_calibration = 0, delay_rank = -1, delay_ms = 0;
   char delay_iters[4096] = "";
+  long fixed_units_per_us = 0;
   const char* dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   int opt;
-  while ((opt = getopt(argc, argv, "n:u:Sb:k:z:mO:d:s:qt")) != -1) {
+  while ((opt = getopt(argc, argv, "n:u:Sb:k:z:mO:d:s:qtc:P")) != -1) {
     switch (opt) {
       case 'n': iterations = atoi(optarg); break;
       case 'u': base_us = atoi(optarg); break;
@@ -86,6 +90,8 @@ int main(int argc, char** argv) {
       case 's': sub_only = strcmp(optarg, "sub") == 0; break;
       case 'q': quiet = 1; break;
       case 't': show_time = 1; break;
+      case 'c': fixed_units_per_us = atol(optarg); break;
+      case 'P': print_calibration = 1; break;
       default: fprintf(stderr, "usage: see the header of bsp_demo.c\n"); return 2;
     }
   }
@@ -96,7 +102,12 @@ int main(int argc, char** argv) {
   MPI_Comm coll = MPI_COMM_WORLD;
   if (sub_only) MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &coll);
 
-  long units_per_us = sleep_mode ? 0 : calibrate_units_per_us();
+  long units_per_us = sleep_mode ? 0 : (fixed_units_per_us > 0 ? fixed_units_per_us : calibrate_units_per_us());
+  if (print_calibration) {
+    if (rank == 0) printf("units_per_us %ld\n", units_per_us);
+    MPI_Finalize();
+    return 0;
+  }
   char* sendbuf = calloc((size_t)bytes + 1, 1);
   char* recvbuf = calloc((size_t)bytes + 1, 1);
   char* ckbuf = calloc((size_t)ckpt + 1, 1);
