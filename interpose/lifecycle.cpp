@@ -18,11 +18,7 @@ int start_after_init(int* argc, char*** argv) {
   static const auto real = reinterpret_cast<InitFn>(next_mpi_symbol("PMPI_Init"));
   if (!real) return MPI_ERR_INTERN;
   const int rc = real(argc, argv);
-  if (rc == MPI_SUCCESS) {
-    int provided = MPI_THREAD_SINGLE;
-    PMPI_Query_thread(&provided);
-    Recorder::instance().start(provided);
-  }
+  if (rc == MPI_SUCCESS) Recorder::instance().start();
   return rc;
 }
 
@@ -30,7 +26,7 @@ int start_after_init_thread(int* argc, char*** argv, int required, int* provided
   static const auto real = reinterpret_cast<InitThreadFn>(next_mpi_symbol("PMPI_Init_thread"));
   if (!real) return MPI_ERR_INTERN;
   const int rc = real(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS) Recorder::instance().start(provided ? *provided : required);
+  if (rc == MPI_SUCCESS) Recorder::instance().start();
   return rc;
 }
 

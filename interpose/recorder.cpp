@@ -51,13 +51,12 @@ double Recorder::elapsed_s() const noexcept {
   return static_cast<double>(end - init_tick_) * seconds_per_tick();
 }
 
-void Recorder::start(int thread_level) noexcept {
+void Recorder::start() noexcept {
   if (started_) return;
   InsideTremor guard;
   try {
     PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
     PMPI_Comm_size(MPI_COMM_WORLD, &world_size_);
-    thread_level_ = thread_level;
     ConfigResult loaded = load_config(process_environment());
     config_ = std::move(loaded.config);
     config_messages_ = std::move(loaded.messages);
@@ -126,8 +125,7 @@ Recorder::Totals Recorder::sum_threads() const noexcept {
 
 void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkReading work_at_entry) noexcept {
   if (!started_ || store_failed_) return;
-  std::unique_lock lock(boundary_mutex_, std::try_to_lock);
-  if (!lock.owns_lock()) lock.lock();
+  std::lock_guard lock(boundary_mutex_);
   const Totals now = sum_threads();
   const double tick = seconds_per_tick();
   FeatureVector features{};

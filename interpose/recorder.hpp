@@ -28,7 +28,7 @@ class Recorder {
 
   // After PMPI_Init(_thread) succeeded: reads the configuration, opens the
   // counter source and opens segment 0. Never throws.
-  void start(int thread_level) noexcept;
+  void start() noexcept;
   // At MPI_Finalize entry: closes the last segment and stops recording.
   // Returns false if nothing was recorded.
   bool finish() noexcept;
@@ -45,7 +45,6 @@ class Recorder {
   SegmentStore& store() noexcept { return *store_; }
   double start_time_unix() const noexcept { return start_time_unix_; }
   double elapsed_s() const noexcept;  // MPI_Init exit to MPI_Finalize entry
-  int thread_level() const noexcept { return thread_level_; }
 
   // Logging that never shows up as the application's I/O. Rank-0-only
   // variants keep a 1000-rank job from printing 1000 copies.
@@ -76,7 +75,6 @@ class Recorder {
   double start_time_unix_ = 0.0;
   int world_size_ = 1;
   int world_rank_ = 0;
-  int thread_level_ = MPI_THREAD_SINGLE;
   bool started_ = false;
   bool store_failed_ = false;
 };

@@ -9,7 +9,7 @@
 
 #include "finalize_driver.hpp"
 #include "recorder.hpp"
-#include "run_report.hpp"
+#include "tremor/analysis/report.hpp"
 #include "tremor/inject_api.h"
 #include "tremor/output_path.hpp"
 #include "tremor/run_file.hpp"
@@ -35,7 +35,7 @@ void write_outputs(RunData& run, const Recorder& recorder) noexcept {
       h5_path = reserved->paths[0];
       json_path = reserved->paths[1];
     }
-    report_run(run, recorder.config(), h5_path, json_path);
+    analysis::report_run(run, recorder.config(), h5_path, json_path, stderr);
   } catch (const std::exception& e) {
     log.warn0(std::string("end-of-run output failed: ") + e.what());
   } catch (...) {
