@@ -172,6 +172,22 @@ double empirical_expected_maximum(std::span<const double> sorted_sample, double 
   return expected;
 }
 
+double empirical_maximum_variance(std::span<const double> sorted_sample, double m) {
+  const std::size_t count = sorted_sample.size();
+  if (count == 0) return kNaN;
+  const double mean = empirical_expected_maximum(sorted_sample, m);
+  const double k = static_cast<double>(count);
+  double variance = 0.0;  // centred sum: no cancellation for tightly spread maxima
+  double previous_cdf_power = 0.0;
+  for (std::size_t j = 1; j <= count; ++j) {
+    const double cdf_power = std::pow(static_cast<double>(j) / k, m);
+    const double deviation = sorted_sample[j - 1] - mean;
+    variance += deviation * deviation * (cdf_power - previous_cdf_power);
+    previous_cdf_power = cdf_power;
+  }
+  return variance;
+}
+
 std::vector<ScalePrediction> nonparametric_projection(std::span<const double> sample,
                                                       std::span<const double> factors,
                                                       const BootstrapOptions& options,

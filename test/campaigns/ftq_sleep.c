@@ -6,13 +6,16 @@
  * random sleeps give each segment a real maximum-over-ranks law, which is what
  * Tremor's extreme-value predictions extrapolate. With -t P -T US a sleep is
  * replaced, with probability P, by a long one of US microseconds (a heavy
- * tail: the "occasional long sleep" variant).
+ * tail: the "occasional long sleep" variant). With -L S the sleep is instead
+ * mean × exp(S·Z − S²/2), Z standard normal: a lognormal with the same mean
+ * and a continuous heavy (subexponential) tail.
  *
  *   -n N    iterations (200)
  *   -m US   mean sleep in microseconds (2000)
  *   -s US   standard deviation in microseconds (200)
  *   -t P    probability of a long sleep per iteration and rank (0)
  *   -T US   length of a long sleep in microseconds (20000)
+ *   -L S    lognormal sleeps with log-sd S (replaces -s; 0 = off)
  *   -r SEED seed; each rank draws from its own stream (SEED, rank) (1)
  */
 #include <math.h>
@@ -51,16 +54,17 @@ static void sleep_us(double us) {
 
 int main(int argc, char** argv) {
   int iterations = 200;
-  double mean_us = 2000.0, sd_us = 200.0, tail_probability = 0.0, tail_us = 20000.0;
+  double mean_us = 2000.0, sd_us = 200.0, tail_probability = 0.0, tail_us = 20000.0, log_sd = 0.0;
   unsigned long long seed = 1;
   int opt;
-  while ((opt = getopt(argc, argv, "n:m:s:t:T:r:")) != -1) {
+  while ((opt = getopt(argc, argv, "n:m:s:t:T:r:L:")) != -1) {
     switch (opt) {
       case 'n': iterations = atoi(optarg); break;
       case 'm': mean_us = atof(optarg); break;
       case 's': sd_us = atof(optarg); break;
       case 't': tail_probability = atof(optarg); break;
       case 'T': tail_us = atof(optarg); break;
+      case 'L': log_sd = atof(optarg); break;
       case 'r': seed = strtoull(optarg, NULL, 10); break;
       default: fprintf(stderr, "usage: see the header of ftq_sleep.c\n"); return 2;
     }
@@ -71,7 +75,8 @@ int main(int argc, char** argv) {
   uint64_t state = seed * 0x100000001b3ULL + (uint64_t)rank * 0x9e3779b97f4a7c15ULL;
   double global = 0.0;
   for (int it = 0; it < iterations; ++it) {
-    double us = normal(&state, mean_us, sd_us);
+    double us = log_sd > 0.0 ? mean_us * exp(normal(&state, -0.5 * log_sd * log_sd, log_sd))
+                             : normal(&state, mean_us, sd_us);
     if (tail_probability > 0.0 && uniform_open(&state) < tail_probability) us = tail_us;
     sleep_us(us);
     MPI_Allreduce(&us, &global, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);

@@ -169,3 +169,27 @@ TEST_CASE("n = 15 behaviour agrees with vectors_stability_n15 (Gumbel)", "[gev][
   // Limits sit above the q95 of the null distribution: a few percent of Gumbel samples at most.
   CHECK(disagreements < kSamples / 10);
 }
+
+TEST_CASE("variance of a future maximum matches full enumeration", "[bootstrap]") {
+  // Every ordered draw of m = 3 values from a 4-value sample, equally likely.
+  const std::vector<double> sorted{1.0, 2.0, 2.5, 7.0};
+  double sum = 0.0, sum_squares = 0.0;
+  int draws = 0;
+  for (double a : sorted)
+    for (double b : sorted)
+      for (double c : sorted) {
+        const double largest = std::max({a, b, c});
+        sum += largest;
+        sum_squares += largest * largest;
+        ++draws;
+      }
+  const double mean = sum / draws;
+  const double variance = sum_squares / draws - mean * mean;
+  CHECK(std::fabs(est::empirical_expected_maximum(sorted, 3.0) - mean) < 1e-12);
+  CHECK(std::fabs(est::empirical_maximum_variance(sorted, 3.0) - variance) < 1e-12);
+  // One value: no spread; m = 1: the plain sample variance (population form).
+  CHECK(est::empirical_maximum_variance(std::vector<double>{4.0}, 8.0) == 0.0);
+  CHECK(std::fabs(est::empirical_maximum_variance(sorted, 1.0) - (1.0 + 4.0 + 6.25 + 49.0) / 4 +
+                  std::pow((1.0 + 2.0 + 2.5 + 7.0) / 4, 2)) < 1e-12);
+  CHECK(std::isnan(est::empirical_maximum_variance(std::vector<double>{}, 2.0)));
+}

@@ -21,10 +21,17 @@
 // interval bounds. Adding bounds is conservative (it assumes all groups sit at
 // their bound together), which we prefer to an optimistic interval.
 //
+// One run, not its mean. The bootstrap bounds are those of the expected total;
+// a single run at the larger scale also draws its own n_g maxima. Their spread
+// (Σ_g n_g · Var[max of f draws from the group's maxima]) is added in
+// quadrature to each half-width, so the interval is a prediction interval for
+// one run's time, which is what users compare it with.
+//
 // Cost. Bootstraps run on at most kMaxBootstrapSample evenly spaced order
 // statistics per group (see quantile_subsample), so 10^6 segments cost about
 // as much as 10^3; the fits themselves use the whole group.
 #include <algorithm>
+#include <boost/math/distributions/normal.hpp>
 #include <cmath>
 #include <map>
 #include <set>
@@ -55,9 +62,17 @@ GevSummary summarize_fit(const est::GevFit& fit) {
 // Running totals of one method over the groups, per factor.
 struct MethodTotals {
   std::vector<double> median, low, high;
+  std::vector<double> run_variance;  // Σ_g n_g · Var[one segment maximum at the factor]
   std::vector<std::size_t> failed;
   bool available = true;
-  explicit MethodTotals(std::size_t factors) : median(factors), low(factors), high(factors), failed(factors) {}
+  explicit MethodTotals(std::size_t factors)
+      : median(factors), low(factors), high(factors), run_variance(factors), failed(factors) {}
+
+  void add_run_variance(std::span<const double> per_segment_variance, double count) {
+    for (std::size_t f = 0; f < run_variance.size() && f < per_segment_variance.size(); ++f) {
+      if (std::isfinite(per_segment_variance[f])) run_variance[f] += count * per_segment_variance[f];
+    }
+  }
 
   void add(const std::vector<est::ScalePrediction>& group, double count, double extra_per_segment) {
     if (group.size() != median.size()) {
@@ -129,9 +144,15 @@ void add_total(RunAnalysis& analysis, const std::string& method, const MethodTot
     return;
   }
   const auto& scales = analysis.parameters.scales;
+  const double ci = std::clamp(analysis.parameters.ci, 0.5, 0.999999);
+  const double z = boost::math::quantile(boost::math::normal(), 0.5 + ci / 2.0);
   for (std::size_t f = 0; f < scales.size(); ++f) {
-    analysis.predictions.push_back({method, scales[f], scales[f] * world_size, total(totals.median[f]),
-                                    total(totals.low[f]), total(totals.high[f]), totals.failed[f]});
+    const double median = totals.median[f];
+    const double run_spread = z * std::sqrt(std::max(0.0, totals.run_variance[f]));
+    const double below = std::hypot(std::max(0.0, median - totals.low[f]), run_spread);
+    const double above = std::hypot(std::max(0.0, totals.high[f] - median), run_spread);
+    analysis.predictions.push_back({method, scales[f], scales[f] * world_size, total(median), total(median - below),
+                                    total(median + above), totals.failed[f]});
   }
 }
 
@@ -149,6 +170,7 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
   calibration.other = all_segments;
   if (all_segments > 0.0 && analysis.run_time_s > 0.0) calibration.scale = analysis.run_time_s / all_segments;
   std::vector<double> group_late_wait;  // per usable group, median wait of the late rank
+  std::vector<std::vector<double>> group_segment_variance;  // per usable group and factor
   for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
     GroupResult& group = analysis.groups[g];
     if (!group.usable) continue;
@@ -168,6 +190,12 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
     if (factors.empty()) continue;
     const std::vector<double> sample = quantile_subsample(std::move(maxima), kMaxBootstrapSample);
     const double count = static_cast<double>(group.members.size());
+    std::vector<double> sorted_sample = sample;
+    std::sort(sorted_sample.begin(), sorted_sample.end());
+    std::vector<double> segment_variance;
+    for (const double factor : factors) segment_variance.push_back(est::empirical_maximum_variance(sorted_sample, factor));
+    group_segment_variance.push_back(segment_variance);
+    for (MethodTotals* totals : {&nonparametric, &pwm, &mom}) totals->add_run_variance(segment_variance, count);
     auto engine = engine_for(parameters.seed, g * 8 + kNonparametric);
     nonparametric.add(est::nonparametric_projection(sample, factors, options, engine), count, 0.0);
     engine = engine_for(parameters.seed, g * 8 + kPwm);
@@ -207,7 +235,9 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
                                                   parameters.ci, engine)
                      : est::intra_node_projection(ranks, rank_factors, est::FitMethod::pwm, replicas_per_partition,
                                                   parameters.ci, engine);
-      totals.add(projection, static_cast<double>(analysis.groups[g].members.size()), group_late_wait[usable_index]);
+      const double count = static_cast<double>(analysis.groups[g].members.size());
+      totals.add(projection, count, group_late_wait[usable_index]);
+      if (usable_index < group_segment_variance.size()) totals.add_run_variance(group_segment_variance[usable_index], count);
       ++usable_index;
     }
     add_total(analysis, method, totals, calibration, world_size);
