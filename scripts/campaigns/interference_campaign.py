@@ -62,9 +62,10 @@ import numpy as np  # noqa: E402
 RUN_COLUMNS = ["workload", "order", "run", "level_percent", "inject_calls", "inject_ranks", "inject_probability",
                "inject_mean_us", "inject_sd_us", "inject_seed", "wall_s", "run_time_s", "fastest_run_time_s",
                "raw_measured_percent", "median_displacement_s", "measured_percent", "injected_delays",
-               "injected_rank_max_s", "injected_critical_path_s", "injected_percent", "estimated_percent",
+               "injected_rank_max_s", "injected_critical_path_s", "injected_percent", "injected_assessed_percent", "estimated_percent",
                "estimated_continuous_percent", "estimate_class", "measured_class", "p_measured", "p_estimated",
-               "accuracy", "abs_delta_pp", "same_class", "p_injected", "accuracy_vs_injected", "segments", "usable_segments", "counter_source",
+               "accuracy", "abs_delta_pp", "same_class", "p_injected", "accuracy_vs_injected", "segments", "usable_segments",
+               "usable_time_percent", "boundary_rate_hz", "counter_source",
                "h5_file"]
 SUMMARY_COLUMNS = ["workload", "runs", "median_accuracy", "min_accuracy", "median_abs_delta_pp",
                    "max_abs_delta_pp", "class_agreement", "median_injected_vs_estimated_abs_pp",
@@ -122,9 +123,10 @@ def campaign_order(runs, levels, rng):
 
 
 def injected_critical_path(h5):
-    """(delays, most delays on one rank, max per-rank total s, critical path s) from /injection."""
+    """(delays, most delays on one rank, max per-rank total s, critical path s,
+    critical path s in segments of usable groups) from /injection."""
     if "injection" not in h5 or h5["injection/rank"].shape[0] == 0:
-        return 0, 0, 0.0, 0.0
+        return 0, 0, 0.0, 0.0, 0.0
     ranks = h5["injection/rank"][:]
     times = h5["injection/time_s"][:]
     spent = h5["injection/spent_us"][:] * 1e-6
@@ -140,7 +142,13 @@ def injected_critical_path(h5):
     for r, d in zip(ranks, spent):
         per_rank[int(r)] = per_rank.get(int(r), 0.0) + float(d)
     most_delays = int(np.max(np.unique(ranks, return_counts=True)[1]))
-    return len(ranks), most_delays, max(per_rank.values()), float(sum(per_segment_max.values()))
+    # The share Tremor can see at all: delays in segments of usable groups.
+    assessed = 0.0
+    if "analysis/segments/group" in h5 and "analysis/groups/index" in h5:
+        segment_group = h5["analysis/segments/group"][:]
+        usable = set(int(g) for g in h5["analysis/groups/index"][:])
+        assessed = sum(v for s, v in per_segment_max.items() if s < len(segment_group) and int(segment_group[s]) in usable)
+    return len(ranks), most_delays, max(per_rank.values()), float(sum(per_segment_max.values())), float(assessed)
 
 
 def run_once(args, workload, out_dir, level, probability, seed, mean, sd):
@@ -152,7 +160,7 @@ def run_once(args, workload, out_dir, level, probability, seed, mean, sd):
                                                          out_dir, args.timeout)
     report = common.read_report(json_path)
     with h5py.File(h5_path, "r") as h5:
-        delays, most_delays, rank_max, critical = injected_critical_path(h5)
+        delays, most_delays, rank_max, critical, critical_assessed = injected_critical_path(h5)
         durations = h5["segments/duration_s"][:]
         run_time = float(h5.attrs["run_time_s"])
     estimated = report.get("interference_percent")
@@ -163,10 +171,12 @@ def run_once(args, workload, out_dir, level, probability, seed, mean, sd):
             "_most_delays_on_a_rank": most_delays,
             "injected_rank_max_s": rank_max, "injected_critical_path_s": critical,
             "injected_percent": 100.0 * critical / run_time,
+            "injected_assessed_percent": 100.0 * critical_assessed / run_time,
             "estimated_percent": float("nan") if estimated is None else float(estimated),
             "estimated_continuous_percent": float("nan") if continuous is None else float(continuous),
             "estimate_class": report.get("class") or "none", "segments": report.get("segments"),
             "usable_segments": report.get("usable_segments"), "counter_source": report.get("counter_source"),
+            "usable_time_percent": report.get("usable_time_percent"), "boundary_rate_hz": report.get("boundary_rate_hz"),
             "h5_file": h5_path, "_durations": durations}
 
 

@@ -40,6 +40,8 @@ RUN_COLUMNS = ["workload", "repetition", "processes", "role", "wall_s", "run_tim
 PREDICTION_COLUMNS = ["workload", "repetition", "base_processes", "method", "factor", "processes", "median_s",
                       "ci_low_s", "ci_high_s", "replicas_failed"]
 COMPARISON_COLUMNS = PREDICTION_COLUMNS + ["actual_repetition", "actual_run_time_s", "inside", "relative_error"]
+STABILITY_COLUMNS = ["workload", "method", "processes", "predictions", "median_predicted_s", "cv_of_medians_percent",
+                     "median_interval_width_percent"]
 COVERAGE_COLUMNS = ["workload", "method", "processes", "predictions", "pairs", "coverage", "median_abs_error_percent",
                     "median_error_percent", "median_predicted_s", "median_actual_s"]
 
@@ -121,6 +123,25 @@ def coverage_table(predictions, comparisons):
     return table
 
 
+def stability_table(predictions):
+    """Spread of each prediction over the base repetitions: how stable a fit
+    is from one run to the next. Meaningful without any larger run, so it is
+    the check for compute-bound workloads that cannot scale on this machine."""
+    keys = sorted({(p["workload"], p["method"], p["processes"]) for p in predictions})
+    table = []
+    for workload, method, processes in keys:
+        mine = [p for p in predictions if (p["workload"], p["method"], p["processes"]) == (workload, method, processes)]
+        medians = np.array([p["median_s"] for p in mine], dtype=float)
+        widths = np.array([(p["ci_high_s"] - p["ci_low_s"]) / p["median_s"] for p in mine], dtype=float)
+        finite = medians[np.isfinite(medians)]
+        spread = float(np.std(finite, ddof=1) / np.mean(finite)) if finite.size > 1 else float("nan")
+        table.append({"workload": workload, "method": method, "processes": processes, "predictions": len(mine),
+                      "median_predicted_s": float(np.nanmedian(medians)),
+                      "cv_of_medians_percent": 100.0 * spread,
+                      "median_interval_width_percent": 100.0 * float(np.nanmedian(widths))})
+    return table
+
+
 def plot(workload, runs, predictions, out):
     import matplotlib
     matplotlib.use("Agg")
@@ -196,6 +217,13 @@ def main():
         coverage, COVERAGE_COLUMNS,
         [f"Base {args.base_np} processes, targets {args.target_np}, {args.runs} repetitions; coverage = share of "
          "(base-run prediction, actual run) pairs whose actual run time lies inside the interval."])
+    stability = stability_table(predictions)
+    common.write_csv(os.path.join(args.output, "stability.csv"), stability, STABILITY_COLUMNS)
+    common.write_markdown_table(
+        os.path.join(args.output, "stability.md"), "Scale campaign: stability of the predictions over base runs",
+        stability, STABILITY_COLUMNS,
+        ["cv_of_medians_percent: standard deviation / mean of the predicted medians over the base repetitions; "
+         "median_interval_width_percent: (high − low) / median."])
     with open(os.path.join(args.output, "campaign.json"), "w") as handle:
         json.dump({"arguments": vars(args), "scales": scales,
                    "workloads": {w["name"]: w["command"] for w in workloads}}, handle, indent=1)
