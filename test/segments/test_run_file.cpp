@@ -8,6 +8,7 @@
 
 #include "sample_run.hpp"
 #include "tremor/output_path.hpp"
+#include "file_image.hpp"
 #include "tremor/run_file.hpp"
 
 namespace fs = std::filesystem;
@@ -47,6 +48,7 @@ void require_equal(const RunData& a, const RunData& b) {
   CHECK(a.meta.end_time_unix == b.meta.end_time_unix);
   CHECK(a.meta.run_time_s == b.meta.run_time_s);
   CHECK(a.meta.partial == b.meta.partial);
+  CHECK(a.meta.partial_reason == b.meta.partial_reason);
   CHECK(a.meta.configuration == b.meta.configuration);
   CHECK(a.meta.call_names == b.meta.call_names);
   REQUIRE(a.ranks.size() == b.ranks.size());
@@ -298,4 +300,17 @@ TEST_CASE("reserve_output_files gives unique, exclusive names", "[output]") {
   // The reserved .h5 is filled by write_run in reservation mode.
   REQUIRE(tremor::write_run(first->paths[0], tremor::test::sample_run(), error,
                             tremor::ExistingFile::fill_empty_reservation));
+}
+
+// HDF5's own lookup3 (exported by libhdf5, not in its public headers): the
+// superblock repair of in-memory images must compute exactly the same sums.
+extern "C" std::uint32_t H5_checksum_metadata(const void* data, std::size_t length, std::uint32_t initval);
+
+TEST_CASE("the superblock checksum matches HDF5's", "[hdf5]") {
+  std::vector<unsigned char> bytes(200);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(i * 131 + 7);
+  for (std::size_t length = 0; length <= bytes.size(); ++length) {
+    INFO(length);
+    CHECK(tremor::hdf5::metadata_checksum(bytes.data(), length) == H5_checksum_metadata(bytes.data(), length, 0));
+  }
 }
