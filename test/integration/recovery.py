@@ -9,7 +9,7 @@ CASE:
             each: the launcher returns within the timeout, every rank's spill
             file exists (mode 0644), `tremor analyze --recover` prints a report
             marked PARTIAL with the reason and writes a new run file marked
-            partial with at least I+1 segments
+            partial with at least I segments (I+1 for exit)
   finished  a normal run removes its spill files once the run file is written
   full-fs   RLIMIT_FSIZE set right after MPI_Init (bsp_demo -L), and a small
             tmpfs when mounting works (root, as on CI): the
@@ -89,8 +89,13 @@ def crash_case(opts, command, tremor_env, out):
     reason_words, code = {"abort": ("MPI_Abort", "abort"),
                           "exit": ("exit without MPI_Finalize", "exit_without_finalize"),
                           "kill": ("unknown", "unknown")}[how]
+    # Iterations 0..I closed I+1 boundaries on the rank that ended the run;
+    # the others are only sure to have closed boundary I-1 before it (the
+    # abort or kill may stop them inside collective I), with
+    # TREMOR_SPILL_INTERVAL=0 each boundary is on disk when it closes.
+    expected = opts.at + 1 if how == "exit" else opts.at
     # One spill file names the run: its siblings are found.
-    recover(opts.tremor, [files[-1]], out, reason_words, code, opts.at + 1)
+    recover(opts.tremor, [files[-1]], out, reason_words, code, expected)
 
 
 def full_fs_case(opts, command, base_env, tremor_env, out):
@@ -115,6 +120,17 @@ def full_fs_case(opts, command, base_env, tremor_env, out):
     print(f"RLIMIT_FSIZE {opts.fsize}: {mentions}")
     if check(len(spill_files(out)) == opts.np, f"spill files not kept: {spill_files(out)}"):
         recover(opts.tremor, [spill_files(out)[0]], out, "MPI_Finalize ran", "finalize_unsaved", 2)
+
+    # A limit the spill itself reaches mid-run: each rank says so once, the
+    # records before stay readable, the application and the report unchanged.
+    tiny = command + ["-L", str(opts.fsize // 4)]
+    plain_tiny, loaded_tiny = run(tiny, base_env), run(tiny, tremor_env)
+    if plain_tiny is not None and loaded_tiny is not None:
+        check((loaded_tiny.stdout, loaded_tiny.returncode) == (plain_tiny.stdout, plain_tiny.returncode),
+              f"application changed when the spill hit the limit: {loaded_tiny.stdout!r}/{loaded_tiny.returncode}")
+        check("interference report" in loaded_tiny.stderr, "the report was not printed when the spill hit the limit")
+        stopped = [l for l in loaded_tiny.stderr.splitlines() if "spill" in l and "stopped (File too large)" in l]
+        check(1 <= len(stopped) <= opts.np, f"expected one spill message per rank at most, got {stopped}")
 
     # A small tmpfs: ENOSPC instead of EFBIG (needs root, as on CI).
     mount_point = tempfile.mkdtemp(prefix="tremor-tmpfs-")
