@@ -21,7 +21,8 @@ void run_finalize_driver(Recorder& recorder) noexcept;
 // gathered one metric at a time (256 x ranks).
 std::optional<RunData> gather_run(MPI_Comm comm, const Recorder& recorder, const FinalizedSegments& local);
 
-// Output on the root: file, analysis, JSON and text report.
-void write_outputs(RunData& run, const Recorder& recorder) noexcept;
+// Output on the root: file, analysis, JSON and text report. True when the
+// run file was written completely.
+bool write_outputs(RunData& run, const Recorder& recorder) noexcept;
 
 }  // namespace tremor::interpose

@@ -5,56 +5,21 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <map>
+#include <span>
 
 #include "finalize_driver.hpp"
+#include "process_facts.hpp"
 #include "recorder.hpp"
 #include "tremor/inject_api.h"
 #include "tremor/program_merge.hpp"
+#include "tremor/run_assembly.hpp"
 
 namespace tremor::interpose {
 namespace {
 
 constexpr int kTagDetail = 7301;
 constexpr std::size_t kReduceChunk = 1 << 16;
-constexpr std::size_t kMaxDetailCells = std::size_t{1} << 24;
 constexpr int kHostLength = 256;
-
-std::string read_command_line() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::replace(raw.begin(), raw.end(), '\0', ' ');
-  while (!raw.empty() && raw.back() == ' ') raw.pop_back();
-  return raw;
-}
-
-std::string job_id() {
-  for (const char* name : {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "COBALT_JOBID"}) {
-    if (const char* value = std::getenv(name); value && *value) return value;
-  }
-  return {};
-}
-
-std::string mpi_library_version() {
-  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
-  int length = 0;
-  PMPI_Get_library_version(text, &length);
-  std::string version(text, static_cast<std::size_t>(std::max(0, length)));
-  const auto newline = version.find('\n');
-  if (newline != std::string::npos) version.resize(newline);
-  while (!version.empty() && (version.back() == ' ' || version.back() == '\0')) version.pop_back();
-  return version;
-}
-
-double median_of(std::vector<double>& values) {
-  if (values.empty()) return 0.0;
-  const std::size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
-  const double upper = values[mid];
-  if (values.size() % 2 == 1) return upper;
-  return 0.5 * (upper + *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid)));
-}
 
 struct Context {
   MPI_Comm comm;
@@ -63,18 +28,6 @@ struct Context {
   bool root() const { return rank == 0; }
 };
 
-// Ranks with per-segment detail: evenly spaced, rank 0 always included.
-std::vector<std::int32_t> detail_ranks(int world, int wanted, std::size_t segments) {
-  const std::size_t by_memory = std::max<std::size_t>(1, kMaxDetailCells / std::max<std::size_t>(1, segments));
-  const auto count = static_cast<int>(std::min<std::size_t>({static_cast<std::size_t>(world),
-                                                              static_cast<std::size_t>(wanted), by_memory}));
-  std::vector<std::int32_t> ranks;
-  for (int i = 0; i < count; ++i) {
-    ranks.push_back(static_cast<std::int32_t>((static_cast<long long>(i) * world) / count));
-  }
-  return ranks;
-}
-
 void gather_ranks(const Context& ctx, RunData* run) {
   char host[kHostLength] = {};
   int length = 0;
@@ -82,18 +35,12 @@ void gather_ranks(const Context& ctx, RunData* run) {
   std::vector<char> all(ctx.root() ? static_cast<std::size_t>(ctx.size) * kHostLength : 0);
   PMPI_Gather(host, kHostLength, MPI_CHAR, all.data(), kHostLength, MPI_CHAR, 0, ctx.comm);
   if (!ctx.root()) return;
-  std::map<std::string, std::pair<std::int32_t, std::int32_t>> nodes;  // host -> (node id, ranks so far)
+  std::vector<std::string> hosts;
   for (int r = 0; r < ctx.size; ++r) {
-    RankInfo info;
-    info.rank = r;
     const char* name = &all[static_cast<std::size_t>(r) * kHostLength];
-    info.hostname.assign(name, strnlen(name, kHostLength));
-    auto [it, inserted] = nodes.try_emplace(info.hostname, static_cast<std::int32_t>(nodes.size()), 0);
-    info.node_id = it->second.first;
-    info.local_rank = it->second.second++;
-    run->ranks.push_back(std::move(info));
+    hosts.emplace_back(name, strnlen(name, kHostLength));
   }
-  run->meta.node_count = static_cast<std::int32_t>(nodes.size());
+  run->meta.node_count = assign_nodes(hosts, run->ranks);
 }
 
 void gather_totals(const Context& ctx, const FinalizedSegments& local, RunData* run) {
@@ -307,26 +254,12 @@ std::optional<RunData> gather_run(MPI_Comm comm, const Recorder& recorder, const
   }
 
   // The program-wide segment table.
-  SegmentTable& table = run.segments;
-  const BinTable& duration_bins = run.global_bins[index(Quantized::duration)];
-  std::vector<double> column(ranks.size());
-  auto median_over_detail = [&](Quantized metric, std::size_t s) {
-    const BinTable& bins = run.global_bins[index(metric)];
-    for (std::size_t r = 0; r < ranks.size(); ++r) column[r] = bins[detail.global_index[index(metric)][r * n + s]].rep();
-    return median_of(column);
-  };
-  for (std::size_t s = 0; s < n; ++s) {
-    const Bin& longest_bin = duration_bins[longest_index[s]];
-    table.duration_s.push_back(longest_bin.rep());
-    table.duration_upper_s.push_back(longest_bin.max);
-    table.work.push_back(median_over_detail(Quantized::work, s));
-    table.mpi_time_s.push_back(median_over_detail(Quantized::mpi_time, s));
-    table.io_time_s.push_back(median_over_detail(Quantized::io_time, s));
-    table.signature.push_back(signature_sum[s]);
-    table.late_rank.push_back(least_mpi[s].rank);
-    table.late_wait_s.push_back(least_wait[s]);
-    table.closing_call.push_back(local.closing_call[s]);
+  SegmentReductions reductions{std::move(longest_index), {}, {}, std::move(least_wait), std::move(signature_sum)};
+  for (const DoubleInt& least : least_mpi) {
+    reductions.least_mpi_s.push_back(least.value);
+    reductions.least_mpi_rank.push_back(least.rank);
   }
+  build_segment_table(run, reductions, std::span(local.closing_call).first(n));
 
   RunMetadata& meta = run.meta;
   meta.tremor_version = TREMOR_VERSION;

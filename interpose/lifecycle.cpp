@@ -1,7 +1,8 @@
-// MPI_Init, MPI_Init_thread and MPI_Finalize (and their PMPI_ names, which
-// Fortran bindings call directly): the recorder starts when initialisation
-// succeeded and hands over to the finalize driver before the MPI library
-// shuts down. A process that never calls MPI_Init stays inert.
+// MPI_Init, MPI_Init_thread, MPI_Finalize and MPI_Abort (and their PMPI_
+// names, which Fortran bindings call directly): the recorder starts when
+// initialisation succeeded, hands over to the finalize driver before the MPI
+// library shuts down, and ends the spill before an abort. A process that
+// never calls MPI_Init stays inert.
 #include <mpi.h>
 
 #include "finalize_driver.hpp"
@@ -13,6 +14,7 @@ namespace {
 using InitFn = int (*)(int*, char***);
 using InitThreadFn = int (*)(int*, char***, int, int*);
 using FinalizeFn = int (*)();
+using AbortFn = int (*)(MPI_Comm, int);
 
 int start_after_init(int* argc, char*** argv) {
   static const auto real = reinterpret_cast<InitFn>(next_mpi_symbol("PMPI_Init"));
@@ -41,8 +43,19 @@ int report_then_finalize() {
   return real();
 }
 
+// The spill gets its end record before the MPI library kills the job.
+int flush_then_abort(MPI_Comm comm, int code) {
+  static const auto real = reinterpret_cast<AbortFn>(next_mpi_symbol("PMPI_Abort"));
+  Recorder& recorder = Recorder::instance();
+  if (recorder.started()) recorder.end_spill(SpillEnd::abort);
+  if (!real) return MPI_ERR_INTERN;
+  return real(comm, code);
+}
+
 }  // namespace
 
+extern "C" TREMOR_EXPORT int MPI_Abort(MPI_Comm comm, int code) { return flush_then_abort(comm, code); }
+extern "C" TREMOR_EXPORT int PMPI_Abort(MPI_Comm comm, int code) { return flush_then_abort(comm, code); }
 extern "C" TREMOR_EXPORT int MPI_Init(int* argc, char*** argv) { return start_after_init(argc, argv); }
 extern "C" TREMOR_EXPORT int PMPI_Init(int* argc, char*** argv) { return start_after_init(argc, argv); }
 extern "C" TREMOR_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {

@@ -1,13 +1,25 @@
 #include "recorder.hpp"
 
+#include <errno.h>
+#include <unistd.h>
+
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <new>
 
+#include "process_facts.hpp"
+
 namespace tremor::interpose {
+
+namespace {
+
+void flush_spill_at_exit() { Recorder::instance().end_spill(SpillEnd::exit_without_finalize); }
+
+}  // namespace
 
 Recorder& Recorder::instance() noexcept {
   // Never destroyed: wrappers may run during the host's static destruction.
@@ -91,6 +103,7 @@ void Recorder::start() noexcept {
     } else if (!reasons.empty() && world_rank_ == 0) {
       logger_->debug("counter events rejected: " + reasons);
     }
+    open_spill();
     started_ = true;
     init_tick_ = ticks();
     segment_start_tick_ = init_tick_;
@@ -158,6 +171,8 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
   if (!store_->append(values, features, static_cast<std::uint16_t>(call))) {
     store_failed_ = true;
     warn("out of memory for segments; recording stops here, the data so far is kept");
+  } else {
+    spill_.add(values, features, static_cast<std::uint16_t>(call), end);
   }
   last_totals_ = now;
   segment_start_tick_ = end;
@@ -175,7 +190,49 @@ bool Recorder::finish() noexcept {
   finalize_tick_ = ticks();
   // The last segment runs from the last boundary to MPI_Finalize.
   close_segment(CallId::Finalize, finalize_tick_, finalize_tick_, read_work());
+  end_spill(SpillEnd::finalize_unsaved);
   return true;
+}
+
+void Recorder::open_spill() noexcept {
+  try {
+    SpillHeader header;
+    header.rank = world_rank_;
+    header.world_size = world_size_;
+    header.pid = ::getpid();
+    header.host = processor_name();
+    header.program = program_invocation_short_name;
+    header.command_line = read_command_line();
+    header.job_id = job_id();
+    header.tremor_version = TREMOR_VERSION;
+    header.mpi_flavour = TREMOR_MPI_FLAVOUR;
+    header.mpi_library_version = mpi_library_version();
+    header.counter_source = std::string(counter_.name());
+    header.counter_unit = counter_.unit();
+    header.counter_events = counter_.events();
+    header.configuration = effective_configuration(config_);
+    for (std::string_view name : kCallNames) header.call_names.emplace_back(name);
+    header.start_time_unix = start_time_unix_;
+    header.seconds_per_tick = seconds_per_tick();
+    spill_.open(config_, std::move(header), *this);
+    if (spill_.active()) std::atexit(flush_spill_at_exit);
+  } catch (...) {
+  }
+}
+
+void Recorder::end_spill(SpillEnd reason) noexcept {
+  // Another thread may be inside a boundary; never wait on it for long.
+  std::unique_lock lock(boundary_mutex_, std::chrono::milliseconds(200));
+  if (lock.owns_lock()) spill_.finish(reason);
+}
+
+void Recorder::settle_spill(bool run_file_written) noexcept {
+  if (run_file_written) spill_.remove();
+}
+
+std::string Recorder::spill_kept_note() const {
+  if (!spill_.created()) return {};
+  return "; the crash-recovery spill files are kept: tremor analyze --recover " + spill_.stem().string();
 }
 
 void Recorder::info0(const std::string& message) noexcept {
@@ -188,6 +245,12 @@ void Recorder::warn0(const std::string& message) noexcept {
   if (world_rank_ != 0 || !logger_) return;
   InsideTremor guard;
   try { logger_->warn("warning: " + message); } catch (...) {}
+}
+
+void Recorder::debug0(const std::string& message) noexcept {
+  if (world_rank_ != 0 || !logger_) return;
+  InsideTremor guard;
+  try { logger_->debug(message); } catch (...) {}
 }
 
 void Recorder::warn(const std::string& message) noexcept {

@@ -11,6 +11,7 @@
 
 #include "call_ids.hpp"
 #include "runtime.hpp"
+#include "spill_writer.hpp"
 #include "tremor/config.hpp"
 #include "tremor/counters/counter_source.hpp"
 #include "tremor/segment_store.hpp"
@@ -33,6 +34,15 @@ class Recorder {
   // Returns false if nothing was recorded.
   bool finish() noexcept;
 
+  // The crash-recovery spill: the end record at MPI_Abort or at an exit
+  // without MPI_Finalize (never blocks for long: a boundary stuck elsewhere
+  // loses at most one interval); after the end-of-run output, removed when
+  // the run file was written, else kept (write_outputs says so).
+  void end_spill(SpillEnd reason) noexcept;
+  void settle_spill(bool run_file_written) noexcept;
+  // For the message saying the run file was not written ("" without a spill).
+  std::string spill_kept_note() const;
+
   void close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkReading work_at_entry) noexcept;
   WorkReading read_work() const noexcept;
 
@@ -51,6 +61,7 @@ class Recorder {
   void info0(const std::string& message) noexcept;
   void warn0(const std::string& message) noexcept;
   void warn(const std::string& message) noexcept;
+  void debug0(const std::string& message) noexcept;
 
  private:
   Recorder() = default;
@@ -60,13 +71,15 @@ class Recorder {
     std::uint64_t io_ticks = 0;
   };
   Totals sum_threads() const noexcept;
+  void open_spill() noexcept;
 
   Config config_;
   std::vector<std::string> config_messages_;
   counters::counter_source counter_;
   std::unique_ptr<SegmentStore> store_;
   std::shared_ptr<spdlog::logger> logger_;
-  std::mutex boundary_mutex_;
+  std::timed_mutex boundary_mutex_;
+  SpillWriter spill_;
   Totals last_totals_;
   std::uint64_t segment_start_tick_ = 0;
   std::uint64_t init_tick_ = 0;

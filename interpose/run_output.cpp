@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "file_size_signal.hpp"
 #include "finalize_driver.hpp"
 #include "recorder.hpp"
 #include "tremor/analysis/report.hpp"
@@ -16,8 +17,12 @@
 
 namespace tremor::interpose {
 
-void write_outputs(RunData& run, const Recorder& recorder) noexcept {
+bool write_outputs(RunData& run, const Recorder& recorder) noexcept {
   Recorder& log = Recorder::instance();
+  // A full file system (RLIMIT_FSIZE) fails these writes with EFBIG; the
+  // SIGXFSZ they raise must not kill the application.
+  FileSizeSignalShield shield;
+  bool written = false;
   try {
     std::string error;
     constexpr std::array<std::string_view, 2> extensions{".h5", ".json"};
@@ -26,14 +31,16 @@ void write_outputs(RunData& run, const Recorder& recorder) noexcept {
     std::optional<std::filesystem::path> h5_path, json_path;
     if (!reserved) {
       log.warn0("cannot create output files in TREMOR_OUTPUT_DIR='" + recorder.config().output_dir + "': " + error +
-                "; the report is printed but not saved");
+                "; the report is printed but not saved" + recorder.spill_kept_note());
     } else if (!write_run(reserved->paths[0], run, error, ExistingFile::fill_empty_reservation)) {
-      log.warn0("cannot write " + reserved->paths[0].string() + ": " + error);
+      log.warn0("cannot write " + reserved->paths[0].string() + ": " + error + "; the report is printed but not saved" +
+                recorder.spill_kept_note());
       std::error_code ignored;
       std::filesystem::remove(reserved->paths[1], ignored);
     } else {
       h5_path = reserved->paths[0];
       json_path = reserved->paths[1];
+      written = true;
     }
     analysis::report_run(run, recorder.config(), h5_path, json_path, stderr);
   } catch (const std::exception& e) {
@@ -41,6 +48,7 @@ void write_outputs(RunData& run, const Recorder& recorder) noexcept {
   } catch (...) {
     log.warn0("end-of-run output failed");
   }
+  return written;
 }
 
 void run_finalize_driver(Recorder& recorder) noexcept {
@@ -54,7 +62,10 @@ void run_finalize_driver(Recorder& recorder) noexcept {
     PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     const FinalizedSegments local = recorder.store().finalize();
     std::optional<RunData> run = gather_run(comm, recorder, local);
-    if (run) write_outputs(*run, recorder);
+    // Every rank removes its own spill once rank 0 has the run file.
+    int written = run ? (write_outputs(*run, recorder) ? 1 : 0) : 0;
+    PMPI_Bcast(&written, 1, MPI_INT, 0, comm);
+    recorder.settle_spill(written == 1);
   } catch (const std::exception& e) {
     recorder.warn(std::string("end-of-run gather failed: ") + e.what());
   } catch (...) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Added cost per intercepted call: unwrapped, an empty PMPI wrapper (the
-# floor), and Tremor with each counter source. One process, best of 7.
+# floor), and Tremor with each counter source and spill setting. One
+# process, best of 7.
 # usage: scripts/bench-overhead.sh [build dir] (default build-mpich)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,4 +20,9 @@ row() { local name=$1; shift; local r; r=$(run "$@"); printf '%-28s %18s %14s\n'
 row "unwrapped" env
 row "empty PMPI wrapper" env LD_PRELOAD="$build/test/bench/libempty_pmpi_wrapper.so"
 row "tremor, thread CPU time" env LD_PRELOAD="$build/interpose/libtremor-$flavour.so" TREMOR_COUNTERS=cputime
+# The crash-recovery spill's share of a boundary (default: one append per second).
+row "  same, spill off" env LD_PRELOAD="$build/interpose/libtremor-$flavour.so" TREMOR_COUNTERS=cputime \
+  TREMOR_SPILL_INTERVAL=off
+row "  same, spill every boundary" env LD_PRELOAD="$build/interpose/libtremor-$flavour.so" TREMOR_COUNTERS=cputime \
+  TREMOR_SPILL_INTERVAL=0
 rm -rf "$out"

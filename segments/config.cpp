@@ -141,6 +141,18 @@ std::optional<std::string> parse_seed(std::string_view text, Config& c) {
   return std::nullopt;
 }
 
+std::optional<std::string> parse_spill_interval(std::string_view text, Config& c) {
+  text = trim(text);
+  if (text == "off") {
+    c.spill_interval_s = -1.0;
+    return std::nullopt;
+  }
+  const auto value = to_double(text);
+  if (!value || *value < 0.0 || *value > 86400.0) return "must be seconds in [0, 86400] or off";
+  c.spill_interval_s = *value;
+  return std::nullopt;
+}
+
 constexpr std::array kSettingTable{
     Setting{"TREMOR_ENABLE", "1", "Set to 0 to load Tremor but record nothing.",
             [](std::string_view t, Config& c) { return parse_bool(t, c.enabled); },
@@ -172,6 +184,9 @@ constexpr std::array kSettingTable{
     Setting{"TREMOR_DETAIL_RANKS", "256", "At most this many ranks keep per-segment detail in the file (evenly spaced).",
             [](std::string_view t, Config& c) { return parse_int_in(t, c.detail_ranks, 1, 65536); },
             [](const Config& c) { return std::to_string(c.detail_ranks); }},
+    Setting{"TREMOR_SPILL_INTERVAL", "1", "Seconds between appends of recorded segments to the crash-recovery spill files (0: every boundary; off: no spill).",
+            parse_spill_interval,
+            [](const Config& c) { return c.spill_interval_s < 0 ? std::string("off") : format_double(c.spill_interval_s); }},
 };
 
 // Reads NAME=VALUE lines ('#' comments) of a TREMOR_CONFIG file.

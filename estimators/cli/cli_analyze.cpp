@@ -1,15 +1,19 @@
 // `tremor analyze FILE.h5 [--mad-factor X --cluster-threshold X --min-group N
 //   --scales 2,4,8 --replicas N --seed S] [--json] [--fail-on medium|high]`
+// `tremor analyze --recover STEM|FILE.spill... [--output-dir DIR] [...]`
 // Reads a run file, analyses it with the stored effective configuration
 // (command-line values override it) and prints the same report as the
-// profiler prints at MPI_Finalize. Exit codes: 0 report printed; 2 unreadable
-// or invalid run file; 3 the run's class reached --fail-on.
+// profiler prints at MPI_Finalize. With --recover (or .spill arguments) the
+// run is rebuilt from crash-recovery spill files, saved as a new run file
+// marked partial, and the report says PARTIAL. Exit codes: 0 report printed;
+// 2 unreadable or invalid run or spill files; 3 the class reached --fail-on.
 #include <iostream>
 #include <memory>
 
 #include "commands.hpp"
 #include "tremor/analysis/report.hpp"
 #include "tremor/run_file.hpp"
+#include "tremor/spill.hpp"
 
 namespace tremor::cli {
 namespace {
@@ -18,7 +22,9 @@ constexpr int kExitBadFile = 2;
 constexpr int kExitClassReached = 3;
 
 struct AnalyzeCommandOptions {
-  std::string path;
+  std::vector<std::string> paths;
+  bool recover = false;
+  std::string output_dir;
   analysis::ParameterOverrides overrides;
   bool json = false;
   std::string fail_on;
@@ -33,19 +39,44 @@ int severity(estimators::InterferenceClass interference_class) {
   return 0;
 }
 
+bool names_spill(const std::vector<std::string>& paths) {
+  for (const std::string& path : paths) {
+    if (path.ends_with(kSpillExtension)) return true;
+  }
+  return false;
+}
+
 void run_analyze(const AnalyzeCommandOptions& options) {
   std::string error;
-  const std::optional<RunData> run = read_run(options.path, error);
-  if (!run) throw CommandFailure(options.path + ": not a readable Tremor run file: " + error, kExitBadFile);
+  std::optional<RunData> run;
+  std::string shown_path;
+  if (options.recover || names_spill(options.paths)) {
+    RecoveredInput recovered = recover_from_spills(options.paths, options.output_dir);
+    run = std::move(recovered.run);
+    if (recovered.saved) shown_path = recovered.saved->string();
+  } else {
+    if (options.paths.size() != 1) throw CommandFailure("give one run file (or --recover with spill files)", 1);
+    shown_path = options.paths.front();
+    run = read_run(shown_path, error);
+    if (!run) throw CommandFailure(shown_path + ": not a readable Tremor run file: " + error, kExitBadFile);
+  }
   std::vector<std::string> messages;
   const analysis::AnalysisParameters parameters =
       analysis::parameters_from_stored_configuration(run->meta.configuration, options.overrides, &messages);
   for (const std::string& message : messages) std::cerr << "tremor: note: " << message << '\n';
   const analysis::RunAnalysis result = analysis::analyze_run(*run, parameters);
+  const nlohmann::json report = analysis::report_json(*run, result, shown_path);
+  if (run->meta.partial && !shown_path.empty()) {  // the recovered file gets its /analysis too
+    std::optional<RunFileAppender> appender = RunFileAppender::open(shown_path, error);
+    if (!appender || !analysis::write_analysis(*appender, result, report) || !appender->close()) {
+      std::cerr << "tremor: warning: cannot add /analysis to " << shown_path << ": "
+                << (appender ? appender->error() : error) << '\n';
+    }
+  }
   if (options.json) {
-    std::cout << analysis::report_json(*run, result, options.path).dump(2) << '\n';
+    std::cout << report.dump(2) << '\n';
   } else {
-    std::cout << analysis::render_text_report(*run, result, options.path);
+    std::cout << analysis::render_text_report(*run, result, shown_path);
   }
   std::cout.flush();
   if (!options.fail_on.empty() && result.estimate_possible) {
@@ -69,7 +100,13 @@ void register_analyze(CLI::App& app) {
   auto options = std::make_shared<AnalyzeCommandOptions>();
   CLI::App* command = app.add_subcommand(
       "analyze", "Analyse a Tremor run file (.h5) and print the interference report");
-  command->add_option("file", options->path, "Run file written by the profiler")->required();
+  command->add_option("files", options->paths,
+                      "Run file written by the profiler; with --recover, spill files or their common stem")
+      ->required();
+  command->add_flag("--recover", options->recover,
+                    "Rebuild a run that ended without MPI_Finalize from its spill files (<stem>.r<rank>.spill)");
+  command->add_option("--output-dir", options->output_dir,
+                      "Where --recover saves the recovered run file (default: the spill files' directory)");
   analysis::ParameterOverrides& o = options->overrides;
   command->add_option_function<double>("--mad-factor", [&o](const double& v) { o.mad_factor = v; },
                                        "Interfered above median + X * MAD (default: stored TREMOR_MAD_FACTOR)")

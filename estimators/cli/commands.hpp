@@ -3,8 +3,15 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+#if TREMOR_WITH_ANALYSIS
+#include "tremor/run_data.hpp"
+#endif
 
 namespace tremor::cli {
 
@@ -19,6 +26,17 @@ class CommandFailure : public std::runtime_error {
  private:
   int exit_code_;
 };
+
+#if TREMOR_WITH_ANALYSIS
+struct RecoveredInput {
+  RunData run;                                 // meta.partial set
+  std::optional<std::filesystem::path> saved;  // the new run file, if it could be written
+};
+// Reads one run's spill files (stems or .spill paths), merges them and saves
+// the result as a new run file in output_dir (default: the spills' directory).
+// Throws CommandFailure (exit 2) on unusable files.
+RecoveredInput recover_from_spills(const std::vector<std::string>& names, const std::string& output_dir);
+#endif
 
 void register_fit(CLI::App& app);
 void register_predict(CLI::App& app);

@@ -2,11 +2,15 @@
 //   bench_segments --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <random>
 #include <vector>
 
 #include "tremor/program_merge.hpp"
 #include "tremor/segment_store.hpp"
+#include "tremor/spill.hpp"
 
 namespace {
 
@@ -107,6 +111,53 @@ void BM_ProgramMerge(benchmark::State& state) {
   state.counters["input_bins"] = static_cast<double>(ranks * tables[0].size());
 }
 BENCHMARK(BM_ProgramMerge)->Arg(10'000)->Unit(benchmark::kMillisecond);
+
+// The crash-recovery spill's share of a boundary: filling and sealing one
+// 192-byte record, and one write(2) of a full 2048-record buffer (per record
+// when the buffer fills before TREMOR_SPILL_INTERVAL; at most once a second
+// otherwise). The file is truncated between batches, so it stays in the page
+// cache as a spill on a local or burst-buffer file system would.
+void BM_SpillRecord(benchmark::State& state) {
+  SegmentStream stream;
+  const tremor::QuantizedValues values = stream.values();
+  const tremor::FeatureVector features = stream.features();
+  std::vector<tremor::SpillRecord> buffer(2048);
+  std::size_t next = 0;
+  for (auto _ : state) {
+    tremor::SpillRecord& record = buffer[next];
+    record.tag = tremor::SpillRecord::kSegmentTag;
+    record.closing_call = 3;
+    record.sequence = next;
+    record.values = values;
+    record.features = features;
+    tremor::seal(record);
+    next = (next + 1) & 2047;
+    benchmark::DoNotOptimize(record);
+  }
+}
+BENCHMARK(BM_SpillRecord);
+
+void BM_SpillAppendFullBuffer(benchmark::State& state) {
+  char path[] = "/tmp/tremor-bench-spill-XXXXXX";
+  const int fd = ::mkstemp(path);
+  ::unlink(path);
+  std::vector<tremor::SpillRecord> buffer(2048);
+  const std::size_t bytes = buffer.size() * sizeof(tremor::SpillRecord);
+  int batches = 0;
+  for (auto _ : state) {
+    if (::write(fd, buffer.data(), bytes) != static_cast<ssize_t>(bytes)) state.SkipWithError("write failed");
+    if (++batches % 256 == 0) {
+      state.PauseTiming();
+      if (::ftruncate(fd, 0) != 0 || ::lseek(fd, 0, SEEK_SET) != 0) state.SkipWithError("truncate failed");
+      state.ResumeTiming();
+    }
+  }
+  ::close(fd);
+  state.counters["ns_per_record"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * 2048, benchmark::Counter::kIsRate |
+                                                                           benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_SpillAppendFullBuffer)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -1,5 +1,8 @@
 // RunFileAppender: generic additions (the analysis's /analysis group) to an
 // existing run file.
+#include <unistd.h>
+
+#include "file_image.hpp"
 #include "hdf5_util.hpp"
 #include "tremor/run_file.hpp"
 
@@ -24,16 +27,25 @@ std::optional<RunFileAppender> RunFileAppender::open(const std::filesystem::path
     error = "'" + path.string() + "' is not an existing HDF5 file";
     return std::nullopt;
   }
-  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  // Edited in memory and written back by replace_own_file (file_image.hpp).
+  std::vector<char> image;
+  if (!hdf5::read_file(path, image, error)) return std::nullopt;
+  Handle access(hdf5::memory_file_access(&image), H5Pclose);
+  // The core driver refuses an image under the name of an existing file; the
+  // name only identifies the in-memory copy and is never created.
+  const std::string memory_name = path.string() + ".in-memory-" + std::to_string(::getpid());
+  const hid_t file = access.valid() ? H5Fopen(memory_name.c_str(), H5F_ACC_RDWR, access.get()) : H5I_INVALID_HID;
   if (file < 0) {
     error = "cannot open '" + path.string() + "' for appending";
     return std::nullopt;
   }
-  return RunFileAppender(file);
+  RunFileAppender appender(file);
+  appender.path_ = path;
+  return appender;
 }
 
 RunFileAppender::RunFileAppender(RunFileAppender&& other) noexcept
-    : file_(other.file_), error_(std::move(other.error_)) {
+    : file_(other.file_), path_(std::move(other.path_)), error_(std::move(other.error_)) {
   other.file_ = -1;
 }
 
@@ -41,6 +53,7 @@ RunFileAppender& RunFileAppender::operator=(RunFileAppender&& other) noexcept {
   if (this != &other) {
     close();
     file_ = other.file_;
+    path_ = std::move(other.path_);
     error_ = std::move(other.error_);
     other.file_ = -1;
   }
@@ -52,10 +65,19 @@ RunFileAppender::~RunFileAppender() { close(); }
 bool RunFileAppender::close() {
   if (file_ < 0) return true;
   hdf5::SilenceHdf5Errors silence;
-  const bool ok = H5Fclose(static_cast<hid_t>(file_)) >= 0;
+  const std::vector<char> image = hdf5::file_image(static_cast<hid_t>(file_));
+  const bool closed = H5Fclose(static_cast<hid_t>(file_)) >= 0;
   file_ = -1;
-  if (!ok) error_ = "error while closing the run file";
-  return ok;
+  if (image.empty() || !closed) {
+    error_ = "error while closing the run file";
+    return false;
+  }
+  std::string error;
+  if (!hdf5::replace_own_file(path_, image, error)) {
+    error_ = error;
+    return false;
+  }
+  return true;
 }
 
 namespace {

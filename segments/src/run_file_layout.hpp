@@ -31,6 +31,7 @@ inline constexpr std::array kMetadataNumbers = {
     std::pair{"run_time_s", &RunMetadata::run_time_s},
 };
 inline constexpr const char* kPartialAttribute = "partial";
+inline constexpr const char* kPartialReasonAttribute = "partial_reason";  // only when partial
 inline constexpr const char* kCounterEvents = "/counter_events";
 inline constexpr const char* kCallNames = "/call_names";
 

@@ -44,6 +44,9 @@ bool read_metadata(hid_t file, RunMetadata& meta, std::string& error) {
   if (!hdf5::read_attribute(root.get(), layout::kPartialAttribute, H5T_NATIVE_UINT8, true, &partial, error))
     return false;
   meta.partial = partial != 0;
+  if (H5Aexists(root.get(), layout::kPartialReasonAttribute) > 0 &&
+      !hdf5::read_string_attribute(root.get(), layout::kPartialReasonAttribute, meta.partial_reason, error))
+    return false;
   if (meta.world_size < 0) return fail(error, "negative world_size");
   std::vector<std::string> names, values;
   if (!hdf5::read_strings(file, layout::kCounterEvents, meta.counter_events, error) ||

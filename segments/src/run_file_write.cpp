@@ -7,6 +7,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "file_image.hpp"
 #include "hdf5_util.hpp"
 #include "run_file_layout.hpp"
 #include "tremor/run_file.hpp"
@@ -37,6 +38,9 @@ bool write_metadata(hid_t file, const RunMetadata& meta, std::string& error) {
     ok = ok && hdf5::write_attribute(root.get(), name, H5T_NATIVE_DOUBLE, &(meta.*member), error);
   const std::uint8_t partial = meta.partial ? 1 : 0;
   ok = ok && hdf5::write_attribute(root.get(), layout::kPartialAttribute, H5T_NATIVE_UINT8, &partial, error);
+  if (meta.partial) {
+    ok = ok && hdf5::write_string_attribute(root.get(), layout::kPartialReasonAttribute, meta.partial_reason, error);
+  }
   ok = ok && hdf5::write_strings(file, layout::kCounterEvents, meta.counter_events, error);
   ok = ok && hdf5::write_strings(file, layout::kCallNames, meta.call_names, error);
   if (!ok) return false;
@@ -169,31 +173,33 @@ bool write_run(const std::filesystem::path& path, const RunData& run, std::strin
   if (!check_target(path, existing, error)) return false;
   hdf5::SilenceHdf5Errors silence;
   struct stat info {};
-  // An empty reservation is the only file ever truncated: it holds no data.
+  // An empty reservation is the only file ever written into: it holds no data.
   const bool reserved = ::stat(path.c_str(), &info) == 0;
-  // The 1.8 file format checksums its metadata, so read_run can tell a
-  // corrupted file from a valid one; every HDF5 >= 1.8 and h5py reads it.
-  Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST);
-  Handle file(H5Fcreate(path.c_str(), reserved ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, access.get()), H5Fclose);
+  // Built in memory, then written by write_new_file (file_image.hpp says why).
+  Handle access(hdf5::memory_file_access(nullptr), H5Pclose);
+  Handle file(access.valid() ? H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()) : H5I_INVALID_HID,
+              H5Fclose);
   if (!file.valid()) {
-    error = "cannot create HDF5 file '" + path.string() + "'";
+    error = "cannot create HDF5 file '" + path.string() + "' in memory";
+    if (reserved) ::unlink(path.c_str());  // the caller's empty reservation (check_target)
     return false;
   }
   bool ok = write_metadata(file.get(), run.meta, error) && write_ranks(file.get(), run.ranks, error) &&
             write_bins(file.get(), run.global_bins, error) && write_segments(file.get(), run.segments, error) &&
             write_detail(file.get(), run.detail, error) && write_totals(file.get(), run, error) &&
             write_injection(file.get(), run.injection, error);
-  if (ok && H5Fflush(file.get(), H5F_SCOPE_LOCAL) < 0) {
-    error = "cannot flush '" + path.string() + "'";
-    ok = false;
+  std::vector<char> image;
+  if (ok) {
+    image = hdf5::file_image(file.get());
+    if (image.empty()) {
+      error = "cannot build the image of '" + path.string() + "'";
+      ok = false;
+    }
   }
   file.reset();
-  if (!ok) {
-    error = "writing '" + path.string() + "': " + error;
-    std::error_code ignored;
-    std::filesystem::remove(path, ignored);  // our own partial file, never someone else's
-  }
+  if (ok) return hdf5::write_new_file(path, image, reserved, error);
+  error = "writing '" + path.string() + "': " + error;
+  if (reserved) ::unlink(path.c_str());
   return ok;
 }
 

@@ -266,6 +266,32 @@ TEST_CASE("tremor analyze rejects bad files with one message and a non-zero exit
   }
 }
 
+TEST_CASE("tremor analyze --recover rejects unusable spill files with one message and exit 2", "[cli]") {
+  TempDir dir;
+  SECTION("no spill files under that stem") {
+    const Outcome o = run_tremor(dir, "analyze --recover " + (dir.path / "app-1-2-0").string());
+    CHECK(o.status == 2);
+    CHECK_THAT(o.err, Catch::Contains("no spill files"));
+    CHECK(o.out.empty());
+  }
+  SECTION("garbage named like a spill file (found automatically by its extension)") {
+    std::ofstream(dir.path / "app-1-2-0.r0.spill") << "TREMSPIL but nothing after that makes sense, at all";
+    const Outcome o = run_tremor(dir, "analyze " + (dir.path / "app-1-2-0.r0.spill").string());
+    CHECK(o.status == 2);
+    CHECK_THAT(o.err, Catch::Contains("not a usable Tremor spill file"));
+    CHECK(o.out.empty());
+  }
+  SECTION("empty file") {
+    std::ofstream(dir.path / "app-1-2-0.r0.spill").flush();
+    const Outcome o = run_tremor(dir, "analyze --recover " + (dir.path / "app-1-2-0").string());
+    CHECK(o.status == 2);
+    CHECK_THAT(o.err, Catch::Contains("too short"));
+  }
+  for (const auto& entry : fs::directory_iterator(dir.path)) {
+    CHECK(entry.path().extension() != ".h5");  // nothing written for unusable input
+  }
+}
+
 TEST_CASE("tremor config lists every setting with default and meaning", "[cli]") {
   TempDir dir;
   const Outcome o = run_tremor(dir, "config");

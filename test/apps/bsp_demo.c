@@ -21,6 +21,11 @@
  *   -c UNITS  compute units per microsecond (skip the calibration, so that
  *             repeated runs do exactly the same work)
  *   -P        print the calibrated units per microsecond and exit
+ *   -F HOW:I  end abnormally after iteration I's MPI_Allreduce: HOW = abort
+ *             (the last rank calls MPI_Abort, code 3), exit (every rank
+ *             exits without MPI_Finalize) or kill (the last rank SIGKILLs itself)
+ *   -L BYTES  RLIMIT_FSIZE set right after MPI_Init (a file system that fills up
+ *             during the run; MPICH's own shared-memory files at init need MBs)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -29,6 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 
 static double now_s(void) {
   struct timespec t;
@@ -68,9 +75,12 @@ int main(int argc, char** argv) {
   int use_mpiio = 0, sub_only = 0, quiet = 0, show_time = 0, print_calibration = 0, delay_rank = -1, delay_ms = 0;
   char delay_iters[4096] = "";
   long fixed_units_per_us = 0;
+  char fail_how[16] = "";
+  int fail_at = -1;
+  long long file_size_limit = -1;
   const char* dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   int opt;
-  while ((opt = getopt(argc, argv, "n:u:Sb:k:z:mO:d:s:qtc:P")) != -1) {
+  while ((opt = getopt(argc, argv, "n:u:Sb:k:z:mO:d:s:qtc:PF:L:")) != -1) {
     switch (opt) {
       case 'n': iterations = atoi(optarg); break;
       case 'u': base_us = atoi(optarg); break;
@@ -92,10 +102,18 @@ int main(int argc, char** argv) {
       case 't': show_time = 1; break;
       case 'c': fixed_units_per_us = atol(optarg); break;
       case 'P': print_calibration = 1; break;
+      case 'L': file_size_limit = atoll(optarg); break;
+      case 'F':
+        if (sscanf(optarg, "%15[a-z]:%d", fail_how, &fail_at) != 2) fail_at = -1;
+        break;
       default: fprintf(stderr, "usage: see the header of bsp_demo.c\n"); return 2;
     }
   }
   MPI_Init(&argc, &argv);
+  if (file_size_limit >= 0) {
+    struct rlimit limit = {(rlim_t)file_size_limit, (rlim_t)file_size_limit};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) perror("setrlimit");
+  }
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -148,6 +166,12 @@ int main(int argc, char** argv) {
     double local = (double)(it + rank), global = 0.0;
     MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, coll);
     checksum += global;
+    if (it == fail_at) {
+      fflush(stdout);
+      if (strcmp(fail_how, "exit") == 0) exit(0);
+      if (strcmp(fail_how, "abort") == 0 && rank == size - 1) MPI_Abort(MPI_COMM_WORLD, 3);
+      if (strcmp(fail_how, "kill") == 0 && rank == size - 1) raise(SIGKILL);
+    }
   }
   const double elapsed = now_s() - t0;
   if (rank == 0 && !quiet) {

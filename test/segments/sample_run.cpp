@@ -19,6 +19,7 @@ RunData sample_run(std::size_t world_size, std::size_t segments) {
   meta.end_time_unix = 1.7e9 + 12.75;
   meta.run_time_s = 12.5;
   meta.partial = true;
+  meta.partial_reason = "abort";
   meta.configuration = {{"TREMOR_OUTPUT_DIR", "/tmp"}, {"TREMOR_LOG_LEVEL", "info"}};
   meta.call_names = {"MPI_Barrier", "MPI_Allreduce", "MPI_Finalize"};
 

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 #include <hdf5.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -8,6 +10,7 @@
 
 #include "sample_run.hpp"
 #include "tremor/output_path.hpp"
+#include "file_image.hpp"
 #include "tremor/run_file.hpp"
 
 namespace fs = std::filesystem;
@@ -47,6 +50,7 @@ void require_equal(const RunData& a, const RunData& b) {
   CHECK(a.meta.end_time_unix == b.meta.end_time_unix);
   CHECK(a.meta.run_time_s == b.meta.run_time_s);
   CHECK(a.meta.partial == b.meta.partial);
+  CHECK(a.meta.partial_reason == b.meta.partial_reason);
   CHECK(a.meta.configuration == b.meta.configuration);
   CHECK(a.meta.call_names == b.meta.call_names);
   REQUIRE(a.ranks.size() == b.ranks.size());
@@ -151,6 +155,47 @@ TEST_CASE("write_run never overwrites and reports unusable targets", "[hdf5]") {
   CHECK_FALSE(tremor::write_run(reserved, run, error));
   REQUIRE(tremor::write_run(reserved, run, error, tremor::ExistingFile::fill_empty_reservation));
   CHECK(tremor::read_run(reserved, error).has_value());
+
+  // A reservation swapped for a symlink to someone else's empty file: the
+  // link is never followed, the other file stays empty.
+  const fs::path victim = dir.path / "victim";
+  std::ofstream(victim).close();
+  const fs::path swapped = dir.path / "swapped.h5";
+  fs::create_symlink(victim, swapped);
+  CHECK_FALSE(tremor::write_run(swapped, run, error, tremor::ExistingFile::fill_empty_reservation));
+  CHECK(fs::file_size(victim) == 0);
+}
+
+TEST_CASE("RunFileAppender leaves the run file intact when the new copy cannot be written", "[hdf5]") {
+  TempDir dir;
+  const fs::path file = dir.path / "run.h5";
+  std::string error;
+  REQUIRE(tremor::write_run(file, tremor::test::sample_run(), error));
+  const auto before = fs::file_size(file);
+  auto appender = tremor::RunFileAppender::open(file, error);
+  REQUIRE(appender.has_value());
+  REQUIRE(appender->write("/extra", "values", std::vector<double>(1000, 1.0)));
+  // A full file system: the soft RLIMIT_FSIZE below the new copy's size
+  // (SIGXFSZ blocked here and consumed after, as the profiler does).
+  sigset_t xfsz;
+  sigemptyset(&xfsz);
+  sigaddset(&xfsz, SIGXFSZ);
+  sigprocmask(SIG_BLOCK, &xfsz, nullptr);
+  rlimit saved{};
+  getrlimit(RLIMIT_FSIZE, &saved);
+  rlimit small = saved;
+  small.rlim_cur = before / 2;
+  setrlimit(RLIMIT_FSIZE, &small);
+  const bool closed = appender->close();
+  setrlimit(RLIMIT_FSIZE, &saved);
+  const timespec no_wait{0, 0};
+  sigtimedwait(&xfsz, nullptr, &no_wait);
+  sigprocmask(SIG_UNBLOCK, &xfsz, nullptr);
+  CHECK_FALSE(closed);
+  CHECK_THAT(appender->error(), Catch::Contains("File too large"));
+  CHECK(fs::file_size(file) == before);
+  CHECK(tremor::read_run(file, error).has_value());
+  for (const auto& entry : fs::directory_iterator(dir.path)) CHECK(entry.path() == file);  // no temporary left
 }
 
 TEST_CASE("read_run gives clear errors on bad files", "[hdf5]") {
@@ -298,4 +343,17 @@ TEST_CASE("reserve_output_files gives unique, exclusive names", "[output]") {
   // The reserved .h5 is filled by write_run in reservation mode.
   REQUIRE(tremor::write_run(first->paths[0], tremor::test::sample_run(), error,
                             tremor::ExistingFile::fill_empty_reservation));
+}
+
+// HDF5's own lookup3 (exported by libhdf5, not in its public headers): the
+// superblock repair of in-memory images must compute exactly the same sums.
+extern "C" std::uint32_t H5_checksum_metadata(const void* data, std::size_t length, std::uint32_t initval);
+
+TEST_CASE("the superblock checksum matches HDF5's", "[hdf5]") {
+  std::vector<unsigned char> bytes(200);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(i * 131 + 7);
+  for (std::size_t length = 0; length <= bytes.size(); ++length) {
+    INFO(length);
+    CHECK(tremor::hdf5::metadata_checksum(bytes.data(), length) == H5_checksum_metadata(bytes.data(), length, 0));
+  }
 }

@@ -95,6 +95,8 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
       {"schema_version", kReportSchemaVersion},
       {"tremor_version", run.meta.tremor_version},
       {"output_file", output_file},
+      {"partial", run.meta.partial},
+      {"partial_reason", run.meta.partial ? json(run.meta.partial_reason) : json(nullptr)},
       {"estimate_possible", ok},
       {"no_estimate_reason", ok ? json(nullptr) : json(analysis.no_estimate_reason)},
       {"interference_percent", ok ? number(analysis.interference_percent) : json(nullptr)},

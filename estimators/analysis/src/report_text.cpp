@@ -60,8 +60,19 @@ std::string upper(std::string_view text) {
   return out;
 }
 
+std::string partial_reason_text(const std::string& code) {
+  if (code == "abort") return "reason: MPI_Abort";
+  if (code == "exit_without_finalize") return "reason: exit without MPI_Finalize";
+  if (code == "finalize_unsaved") return "reason: MPI_Finalize ran but the run file was not written";
+  return "reason: unknown, killed by a signal or the walltime";
+}
+
 void header(std::ostringstream& out, const RunData& run, const RunAnalysis& analysis, const std::string& file) {
   out << "=== Tremor: interference report " << std::string(kWidth - 32, '=') << '\n';
+  if (run.meta.partial) {
+    wrap(out, "PARTIAL RUN (" + partial_reason_text(run.meta.partial_reason) +
+                  "): recovered from the crash-recovery spill; only the segments every rank recorded are analysed.");
+  }
   if (analysis.estimate_possible) {
     const std::string level = upper(estimators::to_string(analysis.interference_class));
     out << "[" << light(analysis.interference_class) << "] " << level << '\n';

@@ -29,6 +29,9 @@ struct Config {
   int bootstrap_replicas = 1000;
   std::uint64_t seed = 20260101;
   int detail_ranks = 256;
+  // Crash-recovery spill: seconds between appends of the buffered segments
+  // (0: at every boundary); negative: no spill.
+  double spill_interval_s = 1.0;
 };
 
 struct Setting {

@@ -49,6 +49,9 @@ struct RunMetadata {
   double end_time_unix = 0.0;        // MPI_Finalize entry on rank 0
   double run_time_s = 0.0;           // init exit to finalize entry, max over ranks
   bool partial = false;              // recovered from a spill after a crash
+  // Why the run is partial: abort | exit_without_finalize | finalize_unsaved
+  // | unknown (no end record: killed); "" when complete.
+  std::string partial_reason;
   // Effective configuration: every TREMOR_* setting with the value used.
   std::vector<std::pair<std::string, std::string>> configuration;
   std::vector<std::string> call_names;  // CallId -> name, for closing_call

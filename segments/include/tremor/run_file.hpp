@@ -29,9 +29,11 @@ bool write_run(const std::filesystem::path& path, const RunData& run, std::strin
 // ranges); std::nullopt with the reason in `error` on any problem.
 std::optional<RunData> read_run(const std::filesystem::path& path, std::string& error);
 
-// Adds groups, datasets and attributes to an existing run file. Group paths
-// are absolute ("/analysis/groups"); missing groups are created; an existing
-// dataset or attribute is never replaced (the call fails instead).
+// Adds groups, datasets and attributes to an existing run file (Tremor's
+// own: it is edited in memory and replaced atomically at close(), so a full
+// file system leaves the original intact). Group paths are absolute
+// ("/analysis/groups"); missing groups are created; an existing dataset or
+// attribute is never replaced (the call fails instead).
 class RunFileAppender {
  public:
   static std::optional<RunFileAppender> open(const std::filesystem::path& path, std::string& error);
@@ -57,7 +59,8 @@ class RunFileAppender {
 
  private:
   explicit RunFileAppender(std::int64_t file) : file_(file) {}
-  std::int64_t file_ = -1;  // hid_t, kept opaque so this header needs no hdf5.h
+  std::int64_t file_ = -1;  // hid_t of the in-memory copy, kept opaque so this header needs no hdf5.h
+  std::filesystem::path path_;  // written back (replaced) at close()
   std::string error_;
 };
 

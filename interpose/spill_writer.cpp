@@ -1,0 +1,188 @@
+#include "spill_writer.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <new>
+#include <string_view>
+
+#include "file_size_signal.hpp"
+#include "recorder.hpp"
+#include "runtime.hpp"
+#include "tremor/output_path.hpp"
+
+namespace tremor::interpose {
+namespace {
+
+constexpr std::size_t kMaxStem = 4096;
+
+// What rank 0 broadcasts at MPI_Init: the run's file stem and its id.
+struct Announcement {
+  std::uint64_t run_id = 0;
+  char stem[kMaxStem] = {};
+};
+
+std::uint64_t new_run_id(const SpillHeader& header) {
+  const auto now = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  std::uint64_t x = now ^ (static_cast<std::uint64_t>(header.pid) << 32) ^ std::hash<std::string>{}(header.host);
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+void SpillWriter::open(const Config& config, SpillHeader header, Recorder& log) noexcept {
+  log_ = &log;
+  InsideTremor guard;
+  try {
+    Announcement announcement;
+    const bool wanted = config.spill_interval_s >= 0.0;
+    if (header.rank == 0 && wanted) {
+      std::string error;
+      constexpr std::string_view first_rank = ".r0.spill";
+      const auto reserved = reserve_output_files(config.output_dir, header.program, header.job_id,
+                                                 std::span(&first_rank, 1), error);
+      const std::string stem = reserved ? (std::filesystem::path(config.output_dir) / reserved->stem).string() : "";
+      if (!reserved) {
+        log.debug0("crash-recovery spill off: " + error);
+      } else if (stem.size() >= kMaxStem) {
+        ::unlink(reserved->paths[0].c_str());
+        log.debug0("crash-recovery spill off: output path too long");
+      } else {
+        std::memcpy(announcement.stem, stem.data(), stem.size());
+        announcement.run_id = new_run_id(header);
+      }
+    }
+    PMPI_Bcast(&announcement, static_cast<int>(sizeof announcement), MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (!wanted || announcement.stem[0] == '\0') return;
+
+    stem_ = std::string(announcement.stem, strnlen(announcement.stem, kMaxStem));
+    header.run_id = announcement.run_id;
+    const std::filesystem::path path = spill_path(stem_, header.rank);
+    // Rank 0's file is the reservation it just made; every other rank's is
+    // new. O_EXCL and O_NOFOLLOW: never an existing file, never a symlink.
+    const int create = header.rank == 0 ? 0 : O_CREAT | O_EXCL;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | create, 0644);
+    if (fd < 0) {
+      log.warn("crash-recovery spill off: cannot create '" + path.string() + "': " + std::strerror(errno));
+      if (header.rank == 0) ::unlink(path.c_str());
+      return;
+    }
+    buffer_.reset(new (std::nothrow) SpillRecord[kBufferRecords]);
+    fd_ = fd;
+    path_ = path;
+    struct stat opened{};
+    ::fstat(fd, &opened);
+    device_ = opened.st_dev;
+    inode_ = opened.st_ino;
+    if (!buffer_) {
+      fail("out of memory");
+      return;
+    }
+    interval_ticks_ = static_cast<std::uint64_t>(config.spill_interval_s / seconds_per_tick());
+    last_flush_tick_ = ticks();
+    const std::vector<char> bytes = encode_spill_header(header);
+    if (!write_all(bytes.data(), bytes.size())) fail(std::strerror(errno));
+  } catch (...) {
+    if (fd_ >= 0) fail("setup failed");
+  }
+}
+
+void SpillWriter::add(const QuantizedValues& values, const FeatureVector& features, std::uint16_t call,
+                      std::uint64_t now_tick) noexcept {
+  if (fd_ < 0) return;
+  SpillRecord& record = buffer_[buffered_++];
+  record.tag = SpillRecord::kSegmentTag;
+  record.closing_call = call;
+  record.end_reason = 0;
+  record.sequence = sequence_++;
+  record.values = values;
+  record.features = features;
+  seal(record);
+  if (buffered_ == kBufferRecords || now_tick - last_flush_tick_ >= interval_ticks_) {
+    last_flush_tick_ = now_tick;
+    if (!flush()) fail(std::strerror(errno));
+  }
+}
+
+void SpillWriter::finish(SpillEnd reason) noexcept {
+  if (fd_ < 0) return;
+  if (buffered_ == kBufferRecords && !flush()) {
+    fail(std::strerror(errno));
+    return;
+  }
+  SpillRecord& end = buffer_[buffered_++];
+  end = SpillRecord{};
+  end.tag = SpillRecord::kEndTag;
+  end.end_reason = static_cast<std::uint16_t>(reason);
+  end.sequence = sequence_;
+  seal(end);
+  if (!flush()) {
+    fail(std::strerror(errno));
+    return;
+  }
+  InsideTremor guard;
+  ::close(fd_);
+  fd_ = -1;
+}
+
+void SpillWriter::remove() noexcept {
+  if (path_.empty()) return;
+  InsideTremor guard;
+  if (fd_ >= 0 && !fd_foreign_) ::close(fd_);
+  fd_ = -1;
+  ::unlink(path_.c_str());
+  path_.clear();
+}
+
+bool SpillWriter::flush() noexcept {
+  const std::size_t bytes = buffered_ * sizeof(SpillRecord);
+  buffered_ = 0;
+  return bytes == 0 || write_all(buffer_.get(), bytes);
+}
+
+bool SpillWriter::write_all(const void* data, std::size_t bytes) noexcept {
+  InsideTremor guard;
+  // An application that closed descriptors it did not open may have the
+  // number for one of its own files now: never write into that.
+  struct stat now{};
+  if (::fstat(fd_, &now) != 0 || now.st_dev != device_ || now.st_ino != inode_) {
+    fd_foreign_ = true;
+    errno = EBADF;
+    return false;
+  }
+  FileSizeSignalShield shield;
+  const auto* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    const ssize_t n = ::write(fd_, p, bytes);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = EIO;
+      return false;
+    }
+    p += n;
+    bytes -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+void SpillWriter::fail(const std::string& what) noexcept {
+  if (!fd_foreign_) {
+    InsideTremor guard;
+    ::close(fd_);
+  }
+  fd_ = -1;
+  buffered_ = 0;
+  if (log_) {
+    log_->warn("crash-recovery spill '" + path_.string() + "' stopped (" + what +
+               "); the segments so far stay in it, recording goes on");
+  }
+}
+
+}  // namespace tremor::interpose

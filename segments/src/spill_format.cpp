@@ -1,0 +1,305 @@
+// Encoding and decoding of the crash-recovery spill (docs/spill.md).
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <system_error>
+
+#include "tremor/spill.hpp"
+
+namespace tremor {
+namespace {
+
+constexpr std::uint64_t kMultiplier = 0x100000001B3ULL * 0x9E3779B97F4A7C15ULL | 1ULL;
+
+std::uint64_t finish_hash(std::uint64_t x) noexcept {
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+// One multiply per 8 bytes: cheap enough for every boundary, and any single
+// changed or truncated word changes the result.
+std::uint64_t checksum_of(const void* data, std::size_t bytes) noexcept {
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::uint64_t h = 0x6A09E667F3BCC908ULL ^ bytes;
+  std::size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, p + i, 8);
+    h = (h ^ word) * kMultiplier;
+  }
+  for (; i < bytes; ++i) h = (h ^ p[i]) * kMultiplier;
+  return finish_hash(h);
+}
+
+struct Prefix {
+  std::array<char, 8> magic;
+  std::uint32_t version;
+  std::uint32_t text_bytes;
+  std::uint32_t record_bytes;
+  std::uint16_t quantized_count;
+  std::uint16_t feature_count;
+  std::uint64_t text_checksum;
+};
+static_assert(sizeof(Prefix) == kSpillPrefixBytes);
+
+std::string one_line(std::string_view value) {
+  std::string out(value);
+  for (char& c : out) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return out;
+}
+
+std::string number(double value) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+template <typename Int>
+bool to_int(std::string_view text, Int& out) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc{} && end == text.data() + text.size();
+}
+
+bool to_real(const std::string& text, double& out) {
+  char* end = nullptr;
+  out = std::strtod(text.c_str(), &end);
+  return !text.empty() && end == text.c_str() + text.size();
+}
+
+bool parse_text(std::string_view text, SpillHeader& h, std::string& error) {
+  std::map<std::string, std::string, std::less<>> single;
+  while (!text.empty()) {
+    const std::size_t newline = text.find('\n');
+    const std::string_view line = text.substr(0, newline);
+    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+    if (line.empty()) continue;
+    const std::size_t eq = line.find('=');
+    if (eq == std::string_view::npos) {
+      error = "header line '" + std::string(line.substr(0, 60)) + "' is not key=value";
+      return false;
+    }
+    const std::string_view key = line.substr(0, eq), value = line.substr(eq + 1);
+    if (key == "counter_event") {
+      h.counter_events.emplace_back(value);
+    } else if (key == "call_name") {
+      h.call_names.emplace_back(value);
+    } else if (key == "config") {
+      const std::size_t inner = value.find('=');
+      h.configuration.emplace_back(std::string(value.substr(0, inner)),
+                                   inner == std::string_view::npos ? "" : std::string(value.substr(inner + 1)));
+    } else {
+      single[std::string(key)] = std::string(value);
+    }
+  }
+  auto get = [&](const char* key) -> std::string {
+    const auto it = single.find(key);
+    return it == single.end() ? std::string() : it->second;
+  };
+  if (!to_int(get("run_id"), h.run_id) || !to_int(get("rank"), h.rank) || !to_int(get("world_size"), h.world_size) ||
+      !to_int(get("pid"), h.pid) || !to_real(get("start_time_unix"), h.start_time_unix) ||
+      !to_real(get("seconds_per_tick"), h.seconds_per_tick)) {
+    error = "header lacks a valid run_id, rank, world_size, pid, start_time_unix or seconds_per_tick";
+    return false;
+  }
+  if (h.world_size < 1 || h.rank < 0 || h.rank >= h.world_size) {
+    error = "header has rank " + std::to_string(h.rank) + " outside a world of " + std::to_string(h.world_size);
+    return false;
+  }
+  h.host = get("host");
+  h.program = get("program");
+  h.command_line = get("command_line");
+  h.job_id = get("job_id");
+  h.tremor_version = get("tremor_version");
+  h.mpi_flavour = get("mpi_flavour");
+  h.mpi_library_version = get("mpi_library_version");
+  h.counter_source = get("counter_source");
+  h.counter_unit = get("counter_unit");
+  return true;
+}
+
+}  // namespace
+
+std::string_view describe(SpillEnd end) {
+  switch (end) {
+    case SpillEnd::none: return "unknown: killed (signal, walltime) or lost before its end record";
+    case SpillEnd::abort: return "MPI_Abort";
+    case SpillEnd::exit_without_finalize: return "exit without MPI_Finalize";
+    case SpillEnd::finalize_unsaved: return "MPI_Finalize reached but the run file was not written";
+  }
+  return "unknown";
+}
+
+void seal(SpillRecord& record) noexcept {
+  record.checksum = checksum_of(&record, offsetof(SpillRecord, checksum));
+}
+
+std::vector<char> encode_spill_header(const SpillHeader& h) {
+  std::string text;
+  auto line = [&text](std::string_view key, std::string_view value) {
+    text.append(key).append("=").append(one_line(value)).append("\n");
+  };
+  line("run_id", std::to_string(h.run_id));
+  line("rank", std::to_string(h.rank));
+  line("world_size", std::to_string(h.world_size));
+  line("pid", std::to_string(h.pid));
+  line("host", h.host);
+  line("program", h.program);
+  line("command_line", h.command_line);
+  line("job_id", h.job_id);
+  line("tremor_version", h.tremor_version);
+  line("mpi_flavour", h.mpi_flavour);
+  line("mpi_library_version", h.mpi_library_version);
+  line("counter_source", h.counter_source);
+  line("counter_unit", h.counter_unit);
+  line("start_time_unix", number(h.start_time_unix));
+  line("seconds_per_tick", number(h.seconds_per_tick));
+  for (const std::string& event : h.counter_events) line("counter_event", event);
+  for (const auto& [name, value] : h.configuration) line("config", name + "=" + value);
+  for (const std::string& name : h.call_names) line("call_name", name);
+  if (text.size() > kSpillMaxTextBytes) text.resize(kSpillMaxTextBytes);  // a giant command line, cut
+
+  Prefix prefix{kSpillMagic, kSpillVersion, static_cast<std::uint32_t>(text.size()),
+                static_cast<std::uint32_t>(kSpillRecordBytes), static_cast<std::uint16_t>(kQuantizedCount),
+                static_cast<std::uint16_t>(kFeatureCount), checksum_of(text.data(), text.size())};
+  std::vector<char> bytes(sizeof prefix + text.size());
+  std::memcpy(bytes.data(), &prefix, sizeof prefix);
+  std::memcpy(bytes.data() + sizeof prefix, text.data(), text.size());
+  return bytes;
+}
+
+std::optional<SpillFile> parse_spill(std::span<const char> bytes, std::string& error) {
+  Prefix prefix{};
+  if (bytes.size() < sizeof prefix) {
+    error = "too short for a spill header (" + std::to_string(bytes.size()) + " bytes)";
+    return std::nullopt;
+  }
+  std::memcpy(&prefix, bytes.data(), sizeof prefix);
+  if (prefix.magic != kSpillMagic) {
+    error = "not a Tremor spill file (bad magic)";
+    return std::nullopt;
+  }
+  if (prefix.version != kSpillVersion) {
+    error = "spill format version " + std::to_string(prefix.version) + " (this build reads version " +
+            std::to_string(kSpillVersion) + ")";
+    return std::nullopt;
+  }
+  if (prefix.record_bytes != kSpillRecordBytes || prefix.quantized_count != kQuantizedCount ||
+      prefix.feature_count != kFeatureCount) {
+    error = "written by a Tremor build with other metrics (" + std::to_string(prefix.quantized_count) + " + " +
+            std::to_string(prefix.feature_count) + ")";
+    return std::nullopt;
+  }
+  if (prefix.text_bytes > kSpillMaxTextBytes || prefix.text_bytes > bytes.size() - sizeof prefix) {
+    error = "header truncated";
+    return std::nullopt;
+  }
+  const char* text = bytes.data() + sizeof prefix;
+  if (checksum_of(text, prefix.text_bytes) != prefix.text_checksum) {
+    error = "header corrupt (checksum mismatch)";
+    return std::nullopt;
+  }
+  SpillFile file;
+  if (!parse_text(std::string_view(text, prefix.text_bytes), file.header, error)) return std::nullopt;
+
+  std::size_t offset = sizeof prefix + prefix.text_bytes;
+  while (bytes.size() - offset >= kSpillRecordBytes) {
+    SpillRecord record;
+    std::memcpy(&record, bytes.data() + offset, sizeof record);
+    const std::uint64_t stored = record.checksum;
+    seal(record);
+    const std::uint64_t n = file.segments.size();
+    if (record.checksum != stored) {
+      file.dropped_reason = "record " + std::to_string(n) + " fails its checksum";
+    } else if (record.tag == SpillRecord::kSegmentTag && record.sequence == n) {
+      file.segments.push_back(record);
+      offset += kSpillRecordBytes;
+      continue;
+    } else if (record.tag == SpillRecord::kEndTag && record.sequence == n && record.end_reason >= 1 &&
+               record.end_reason <= 3) {
+      file.end = static_cast<SpillEnd>(record.end_reason);
+      offset += kSpillRecordBytes;
+      if (offset < bytes.size()) file.dropped_reason = "data after the end record";
+    } else {
+      file.dropped_reason = "record " + std::to_string(n) + " is out of sequence";
+    }
+    break;
+  }
+  file.dropped_bytes = bytes.size() - offset;
+  if (file.dropped_bytes > 0 && file.dropped_reason.empty()) file.dropped_reason = "truncated last record";
+  return file;
+}
+
+std::optional<SpillFile> read_spill(const std::filesystem::path& path, std::string& error) {
+  std::error_code code;
+  if (!std::filesystem::is_regular_file(path, code)) {
+    error = "not a regular file";
+    return std::nullopt;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) {
+    error = "cannot be read";
+    return std::nullopt;
+  }
+  auto file = parse_spill(bytes, error);
+  if (file) file->path = path;
+  return file;
+}
+
+std::filesystem::path spill_path(const std::filesystem::path& stem, int rank) {
+  return stem.string() + ".r" + std::to_string(rank) + std::string(kSpillExtension);
+}
+
+namespace {
+
+// "<stem>.r<rank>.spill" -> (stem, rank)
+std::optional<std::pair<std::string, int>> split_spill_name(const std::string& name) {
+  if (name.size() <= kSpillExtension.size() || !name.ends_with(kSpillExtension)) return std::nullopt;
+  const std::string base = name.substr(0, name.size() - kSpillExtension.size());
+  const std::size_t dot = base.rfind(".r");
+  int rank = -1;
+  if (dot == std::string::npos || !to_int(std::string_view(base).substr(dot + 2), rank) || rank < 0) {
+    return std::nullopt;
+  }
+  return std::pair{base.substr(0, dot), rank};
+}
+
+}  // namespace
+
+std::vector<std::filesystem::path> find_spill_files(const std::vector<std::string>& names, std::string& error) {
+  std::map<std::pair<std::string, int>, std::filesystem::path> found;  // (stem, rank) -> path
+  for (const std::string& name : names) {
+    const std::filesystem::path given(name);
+    std::string stem_name = given.filename().string();
+    if (const auto split = split_spill_name(stem_name)) stem_name = split->first;
+    const std::filesystem::path directory = given.has_parent_path() ? given.parent_path() : ".";
+    std::error_code code;
+    std::size_t matches = 0;
+    for (std::filesystem::directory_iterator it(directory, code), end; !code && it != end; it.increment(code)) {
+      const auto split = split_spill_name(it->path().filename().string());
+      if (split && split->first == stem_name) {
+        found[{directory.string() + "/" + split->first, split->second}] = it->path();
+        ++matches;
+      }
+    }
+    if (matches == 0) {
+      error = "no spill files '" + (directory / stem_name).string() + ".r<rank>.spill'" +
+              (code ? " (" + code.message() + ")" : "");
+      return {};
+    }
+  }
+  std::vector<std::pair<std::pair<int, std::string>, std::filesystem::path>> ordered;
+  for (const auto& [key, path] : found) ordered.push_back({{key.second, key.first}, path});
+  std::sort(ordered.begin(), ordered.end());
+  std::vector<std::filesystem::path> paths;
+  for (const auto& entry : ordered) paths.push_back(entry.second);
+  return paths;
+}
+
+}  // namespace tremor
