@@ -201,6 +201,12 @@ void Recorder::warn0(const std::string& message) noexcept {
   try { logger_->warn("warning: " + message); } catch (...) {}
 }
 
+void Recorder::debug0(const std::string& message) noexcept {
+  if (world_rank_ != 0 || !logger_) return;
+  InsideTremor guard;
+  try { logger_->debug(message); } catch (...) {}
+}
+
 void Recorder::warn(const std::string& message) noexcept {
   if (!logger_) return;
   InsideTremor guard;

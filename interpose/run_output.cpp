@@ -2,6 +2,8 @@
 // the text report. A failure here is reported and never reaches the host.
 #include <dlfcn.h>
 #include <errno.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include <array>
 #include <cstdio>
@@ -43,9 +45,46 @@ void write_outputs(RunData& run, const Recorder& recorder) noexcept {
   }
 }
 
+namespace {
+
+double clock_seconds(clockid_t clock) noexcept {
+  timespec now{};
+  clock_gettime(clock, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
+double peak_rss_mb() noexcept {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+// The finalize phase's cost on the root, for scripts/bench-finalize.py
+// (TREMOR_LOG_LEVEL=debug).
+struct FinalizeTimer {
+  double wall = clock_seconds(CLOCK_MONOTONIC);
+  double cpu = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
+  double rss_before = peak_rss_mb();
+  double gathered_wall = 0.0;
+
+  void log(Recorder& recorder, const RunData& run) const {
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "finalize: %zu segments from %d processes in %.3f s wall (gather %.3f s, file + analysis + "
+                  "report %.3f s), %.3f s CPU; peak RSS %.1f MB before, %.1f MB after",
+                  run.segments.size(), recorder.world_size(), clock_seconds(CLOCK_MONOTONIC) - wall,
+                  gathered_wall - wall, clock_seconds(CLOCK_MONOTONIC) - gathered_wall,
+                  clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu, rss_before, peak_rss_mb());
+    recorder.debug0(line);
+  }
+};
+
+}  // namespace
+
 void run_finalize_driver(Recorder& recorder) noexcept {
   MPI_Comm comm = MPI_COMM_NULL;
   try {
+    FinalizeTimer timer;
     // Tremor's own finalize traffic must not be delayed by a stacked injector.
     if (const auto suspend = reinterpret_cast<tremor_inject_suspend_fn>(dlsym(RTLD_DEFAULT, TREMOR_INJECT_SUSPEND_SYMBOL))) {
       suspend();
@@ -54,7 +93,11 @@ void run_finalize_driver(Recorder& recorder) noexcept {
     PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     const FinalizedSegments local = recorder.store().finalize();
     std::optional<RunData> run = gather_run(comm, recorder, local);
-    if (run) write_outputs(*run, recorder);
+    timer.gathered_wall = clock_seconds(CLOCK_MONOTONIC);
+    if (run) {
+      write_outputs(*run, recorder);
+      timer.log(recorder, *run);
+    }
   } catch (const std::exception& e) {
     recorder.warn(std::string("end-of-run gather failed: ") + e.what());
   } catch (...) {
