@@ -22,6 +22,7 @@ void run_finalize_driver(Recorder& recorder) noexcept;
 std::optional<RunData> gather_run(MPI_Comm comm, const Recorder& recorder, const FinalizedSegments& local);
 
 // Output on the root: file, analysis, JSON and text report.
-void write_outputs(RunData& run, const Recorder& recorder) noexcept;
+// file_seconds: wall time of writing the HDF5 file (for the debug log).
+void write_outputs(RunData& run, const Recorder& recorder, double& file_seconds) noexcept;
 
 }  // namespace tremor::interpose

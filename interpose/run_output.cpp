@@ -18,33 +18,6 @@
 
 namespace tremor::interpose {
 
-void write_outputs(RunData& run, const Recorder& recorder) noexcept {
-  Recorder& log = Recorder::instance();
-  try {
-    std::string error;
-    constexpr std::array<std::string_view, 2> extensions{".h5", ".json"};
-    const auto reserved = reserve_output_files(recorder.config().output_dir, program_invocation_short_name,
-                                               run.meta.job_id, extensions, error);
-    std::optional<std::filesystem::path> h5_path, json_path;
-    if (!reserved) {
-      log.warn0("cannot create output files in TREMOR_OUTPUT_DIR='" + recorder.config().output_dir + "': " + error +
-                "; the report is printed but not saved");
-    } else if (!write_run(reserved->paths[0], run, error, ExistingFile::fill_empty_reservation)) {
-      log.warn0("cannot write " + reserved->paths[0].string() + ": " + error);
-      std::error_code ignored;
-      std::filesystem::remove(reserved->paths[1], ignored);
-    } else {
-      h5_path = reserved->paths[0];
-      json_path = reserved->paths[1];
-    }
-    analysis::report_run(run, recorder.config(), h5_path, json_path, stderr);
-  } catch (const std::exception& e) {
-    log.warn0(std::string("end-of-run output failed: ") + e.what());
-  } catch (...) {
-    log.warn0("end-of-run output failed");
-  }
-}
-
 namespace {
 
 double clock_seconds(clockid_t clock) noexcept {
@@ -66,20 +39,50 @@ struct FinalizeTimer {
   double cpu = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
   double rss_before = peak_rss_mb();
   double gathered_wall = 0.0;
+  double file_seconds = 0.0;
 
   void log(Recorder& recorder, const RunData& run) const {
     char line[320];
     std::snprintf(line, sizeof line,
-                  "finalize: %zu segments from %d processes in %.3f s wall (gather %.3f s, file + analysis + "
-                  "report %.3f s), %.3f s CPU; peak RSS %.1f MB before, %.1f MB after",
+                  "finalize: %zu segments from %d processes in %.3f s wall (gather %.3f s, HDF5 file %.3f s, "
+                  "analysis + report %.3f s), %.3f s CPU; peak RSS %.1f MB before, %.1f MB after",
                   run.segments.size(), recorder.world_size(), clock_seconds(CLOCK_MONOTONIC) - wall,
-                  gathered_wall - wall, clock_seconds(CLOCK_MONOTONIC) - gathered_wall,
+                  gathered_wall - wall, file_seconds, clock_seconds(CLOCK_MONOTONIC) - gathered_wall - file_seconds,
                   clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu, rss_before, peak_rss_mb());
     recorder.debug0(line);
   }
 };
 
 }  // namespace
+
+void write_outputs(RunData& run, const Recorder& recorder, double& file_seconds) noexcept {
+  Recorder& log = Recorder::instance();
+  try {
+    const double file_start = clock_seconds(CLOCK_MONOTONIC);
+    std::string error;
+    constexpr std::array<std::string_view, 2> extensions{".h5", ".json"};
+    const auto reserved = reserve_output_files(recorder.config().output_dir, program_invocation_short_name,
+                                               run.meta.job_id, extensions, error);
+    std::optional<std::filesystem::path> h5_path, json_path;
+    if (!reserved) {
+      log.warn0("cannot create output files in TREMOR_OUTPUT_DIR='" + recorder.config().output_dir + "': " + error +
+                "; the report is printed but not saved");
+    } else if (!write_run(reserved->paths[0], run, error, ExistingFile::fill_empty_reservation)) {
+      log.warn0("cannot write " + reserved->paths[0].string() + ": " + error);
+      std::error_code ignored;
+      std::filesystem::remove(reserved->paths[1], ignored);
+    } else {
+      h5_path = reserved->paths[0];
+      json_path = reserved->paths[1];
+    }
+    file_seconds = clock_seconds(CLOCK_MONOTONIC) - file_start;
+    analysis::report_run(run, recorder.config(), h5_path, json_path, stderr);
+  } catch (const std::exception& e) {
+    log.warn0(std::string("end-of-run output failed: ") + e.what());
+  } catch (...) {
+    log.warn0("end-of-run output failed");
+  }
+}
 
 void run_finalize_driver(Recorder& recorder) noexcept {
   MPI_Comm comm = MPI_COMM_NULL;
@@ -95,7 +98,7 @@ void run_finalize_driver(Recorder& recorder) noexcept {
     std::optional<RunData> run = gather_run(comm, recorder, local);
     timer.gathered_wall = clock_seconds(CLOCK_MONOTONIC);
     if (run) {
-      write_outputs(*run, recorder);
+      write_outputs(*run, recorder, timer.file_seconds);
       timer.log(recorder, *run);
     }
   } catch (const std::exception& e) {

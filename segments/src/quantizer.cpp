@@ -326,9 +326,7 @@ QuantizedColumn::QuantizedColumn(std::size_t max_bins) : quantizer_(max_bins) {
   epochs_.push_back(Epoch{});
 }
 
-bool QuantizedColumn::reserve_next() noexcept {
-  if (!samples_.reserve_next()) return false;
-  if (!quantizer_.ids_exhausted()) return true;
+bool QuantizedColumn::renumber_for_next() noexcept {
   try {
     start_new_epoch();
     return true;

@@ -120,7 +120,9 @@ class QuantizedColumn {
   explicit QuantizedColumn(std::size_t max_bins = StreamingQuantizer::kMaxBins);
 
   // Makes room for one more sample (may renumber); false if memory ran out.
-  bool reserve_next() noexcept;
+  bool reserve_next() noexcept {
+    return samples_.reserve_next() && (!quantizer_.ids_exhausted() || renumber_for_next());
+  }
   // Precondition: reserve_next() returned true since the last append.
   void append_reserved(double value) noexcept;
   bool append(double value) noexcept {
@@ -135,6 +137,7 @@ class QuantizedColumn {
 
  private:
   void start_new_epoch();
+  bool renumber_for_next() noexcept;  // start_new_epoch, false if memory ran out
 
   struct Epoch {
     std::size_t first_sample = 0;
