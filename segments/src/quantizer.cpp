@@ -21,6 +21,32 @@ StreamingQuantizer::StreamingQuantizer(std::size_t max_bins)
   ticket_alive_.resize(dead_ticket_ + 1);  // the dead ticket is never alive
 }
 
+StreamingQuantizer::StreamingQuantizer(const StreamingQuantizer& other)
+    : max_bins_(other.max_bins_),
+      size_(other.size_),
+      rep_(other.rep_),
+      sum_(other.sum_),
+      count_(other.count_),
+      min_(other.min_),
+      max_(other.max_),
+      id_(other.id_),
+      ticket_(other.ticket_),
+      ticket_alive_(other.ticket_alive_),
+      next_ticket_(other.next_ticket_),
+      dead_ticket_(other.dead_ticket_),
+      heap_active_(other.heap_active_),
+      forward_(other.forward_),
+      next_id_(other.next_id_),
+      non_finite_(other.non_finite_) {
+  heap_.reserve(dead_ticket_);
+  heap_.assign(other.heap_.begin(), other.heap_.end());
+}
+
+StreamingQuantizer& StreamingQuantizer::operator=(const StreamingQuantizer& other) {
+  if (this != &other) *this = StreamingQuantizer(other);
+  return *this;
+}
+
 namespace {
 
 // Least gap rep[i+1] - rep[i] over i in [begin, end), and the first i that

@@ -96,3 +96,26 @@ TEST_CASE("Gap heap gives exactly the full scan's bins, ids and tie-breaking", "
     }
   }
 }
+
+TEST_CASE("A copied quantizer continues exactly like the original", "[quantizer]") {
+  std::mt19937_64 engine(5);
+  std::lognormal_distribution<double> draw(0.0, 1.0);
+  StreamingQuantizer original(64);
+  for (int i = 0; i < 3000; ++i) original.insert(draw(engine));
+  StreamingQuantizer copy(original);
+  StreamingQuantizer assigned(8);
+  assigned = original;
+  std::size_t different = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const double value = draw(engine);
+    const auto id = original.insert(value);
+    different += copy.insert(value) != id;
+    different += assigned.insert(value) != id;
+  }
+  CHECK(different == 0);
+  CHECK(copy.bins().size() == original.bins().size());
+  for (std::size_t i = 0; i < original.bins().size(); ++i) {
+    CHECK(copy.bins()[i].sum == original.bins()[i].sum);
+    CHECK(assigned.bins()[i].count == original.bins()[i].count);
+  }
+}

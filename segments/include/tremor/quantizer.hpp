@@ -31,6 +31,11 @@ class StreamingQuantizer {
 
   // max_bins is clamped to [1, kMaxBins].
   explicit StreamingQuantizer(std::size_t max_bins = kMaxBins);
+  // Copies keep the heap's full capacity, so inserts never allocate.
+  StreamingQuantizer(const StreamingQuantizer& other);
+  StreamingQuantizer& operator=(const StreamingQuantizer& other);
+  StreamingQuantizer(StreamingQuantizer&&) noexcept = default;
+  StreamingQuantizer& operator=(StreamingQuantizer&&) noexcept = default;
 
   // Returns the id of the value's bin. Callers that store ids must renumber()
   // when ids_exhausted(); otherwise insert retires all ids issued so far.
