@@ -22,7 +22,8 @@ void run_finalize_driver(Recorder& recorder) noexcept;
 std::optional<RunData> gather_run(MPI_Comm comm, const Recorder& recorder, const FinalizedSegments& local);
 
 // Output on the root: file, analysis, JSON and text report. True when the
-// run file was written completely.
-bool write_outputs(RunData& run, const Recorder& recorder) noexcept;
+// run file was written completely. file_seconds: wall time of writing the
+// HDF5 file (for the debug log).
+bool write_outputs(RunData& run, const Recorder& recorder, double& file_seconds) noexcept;
 
 }  // namespace tremor::interpose

@@ -66,7 +66,7 @@ def feature_code(kind, rule):
         return [add("io_reads", 1), add("io_bytes_read", received)]
     if kind == "io_write":
         return [add("io_writes", 1), add("io_bytes_written", sent)]
-    if kind in ("complete", "time", "io_time", "request_free", "comm_free"):
+    if kind in ("complete", "time", "io_time", "request_free", "comm_free", "type_free"):
         return []
     raise ValueError(f"unknown kind {kind}")
 
@@ -105,8 +105,12 @@ def mpi_wrapper(name, params, kind, rule):
     lines = [f"using {cid}_fn = int (*)({params});",
              f"int record_{cid}({params}) {{",
              f'  static const auto real = reinterpret_cast<{cid}_fn>(next_mpi_symbol("P{name}"));',
-             "  if (!real) return MPI_ERR_INTERN;",
-             "  ThreadState* const state = enter();",
+             "  if (!real) return MPI_ERR_INTERN;"]
+    if kind == "type_free":
+        # Before the recording check: a type freed inside a nested call (an
+        # attribute delete callback) must not leave a stale size behind.
+        lines.append("  forget_type_sizes();")
+    lines += ["  ThreadState* const state = enter();",
              f"  if (!state) return real({arglist});"]
     lines += ["  " + b for b in before]
     lines += ["  const std::uint64_t start = ticks();"]

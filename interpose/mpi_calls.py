@@ -13,6 +13,7 @@ kind decides which feature a successful call increments:
   rma / rma_put / rma_get                  one-sided
   io_open / io_close / io_read / io_write  MPI-IO
   time / io_time                           time only (no feature), inside MPI / inside I/O
+  comm_free / type_free                    time only; drop what is cached per handle
 The byte rule is a C++ expression pair "sent ; received" evaluated after a
 successful call with helpers from wrapper_support.hpp (type_bytes, sum_counts,
 comm_size, is_root, in_place).
@@ -204,6 +205,8 @@ MPI_CALLS += [
     # ---- communicator bookkeeping: decisions cached per communicator are dropped here
     ("MPI_Comm_free", "MPI_Comm *comm", "comm_free", None),
     ("MPI_Comm_disconnect", "MPI_Comm *comm", "comm_free", None),
+    # ---- datatype bookkeeping: cached type sizes are dropped here
+    ("MPI_Type_free", "MPI_Datatype *datatype", "type_free", None),
 ]
 
 # POSIX I/O: (name, return type, parameters, kind, bytes expression on success).

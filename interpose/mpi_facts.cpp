@@ -1,5 +1,7 @@
 // Argument helpers, the per-communicator boundary cache and the persistent
 // request table used by the generated wrappers.
+#include <array>
+#include <atomic>
 #include <mutex>
 #include <type_traits>
 #include <unordered_map>
@@ -46,11 +48,36 @@ PersistentTable& persistent_table() {
 
 }  // namespace
 
+// Type sizes, cached per thread (PMPI_Type_size was half of a send's added
+// instructions). A handle's size is fixed from its creation to its
+// MPI_Type_free, after which the handle may be reused: every free moves the
+// generation on and so retires every thread's entries.
+namespace {
+std::atomic<std::uint64_t> g_type_generation{1};  // entries start at 0: invalid
+struct TypeSizeEntry {
+  std::uintptr_t key;
+  std::uint64_t generation;
+  std::uint64_t size;
+};
+constexpr unsigned kTypeSizeSlotBits = 4;
+thread_local std::array<TypeSizeEntry, 1U << kTypeSizeSlotBits> t_type_sizes
+    __attribute__((tls_model("initial-exec"))){};
+}  // namespace
+
+void forget_type_sizes() noexcept { g_type_generation.fetch_add(1, std::memory_order_acq_rel); }
+
 std::uint64_t type_bytes(long long count, MPI_Datatype datatype) noexcept {
   if (count <= 0 || datatype == MPI_DATATYPE_NULL) return 0;
-  int size = 0;
-  if (PMPI_Type_size(datatype, &size) != MPI_SUCCESS || size <= 0) return 0;
-  return static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(size);
+  const std::uintptr_t key = handle_key(datatype);
+  const std::uint64_t generation = g_type_generation.load(std::memory_order_acquire);
+  // Fibonacci hashing spreads both MPICH's small ints and Open MPI's pointers.
+  TypeSizeEntry& entry = t_type_sizes[(static_cast<std::uint64_t>(key) * 0x9E3779B97F4A7C15ULL) >> (64 - kTypeSizeSlotBits)];
+  if (entry.key != key || entry.generation != generation) {
+    int size = 0;
+    if (PMPI_Type_size(datatype, &size) != MPI_SUCCESS || size <= 0) return 0;
+    entry = TypeSizeEntry{key, generation, static_cast<std::uint64_t>(size)};
+  }
+  return static_cast<std::uint64_t>(count) * entry.size;
 }
 
 std::uint64_t received_bytes(const MPI_Status* status, MPI_Datatype datatype) noexcept {

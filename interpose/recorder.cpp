@@ -153,7 +153,8 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
                           work_at_entry.value >= work_at_segment_start_.value;
   double work = work_known ? static_cast<double>(work_at_entry.value - work_at_segment_start_.value) : 0.0;
   ThreadState* const caller = t_state;
-  if (counter_.kind() == counters::source_kind::thread_cputime && caller != nullptr) {
+  const bool cputime = counter_.kind() == counters::source_kind::thread_cputime;
+  if (cputime && caller != nullptr) {
     // The counter is read at boundaries and at the exit of long calls only
     // (a read costs 0.2-1 us), so the CPU of the segment's other MPI and I/O
     // calls is in the delta: short calls busy-poll (their wall time is CPU
@@ -176,6 +177,16 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
   }
   last_totals_ = now;
   segment_start_tick_ = end;
+  if (cputime && caller != nullptr && work_at_entry.valid && end - start < g_long_call_ticks) {
+    // A short collective busy-polls: its wall time is CPU time, taken out of
+    // the next segment like a short call's, and the entry reading serves as
+    // the next segment's start (one counter read per boundary).
+    work_at_segment_start_ = work_at_entry;
+    caller->short_inside_ticks = end - start;
+    caller->last_counter = work_at_entry.value;
+    caller->last_counter_tick = start;
+    return;
+  }
   // Read after the collective returned: its busy-wait is not work.
   work_at_segment_start_ = read_work();
   if (caller != nullptr) {

@@ -60,6 +60,7 @@ class Recorder {
   // variants keep a 1000-rank job from printing 1000 copies.
   void info0(const std::string& message) noexcept;
   void warn0(const std::string& message) noexcept;
+  void debug0(const std::string& message) noexcept;
   void warn(const std::string& message) noexcept;
   void debug0(const std::string& message) noexcept;
 

@@ -2,6 +2,8 @@
 // the text report. A failure here is reported and never reaches the host.
 #include <dlfcn.h>
 #include <errno.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include <array>
 #include <cstdio>
@@ -17,13 +19,51 @@
 
 namespace tremor::interpose {
 
-bool write_outputs(RunData& run, const Recorder& recorder) noexcept {
+namespace {
+
+double clock_seconds(clockid_t clock) noexcept {
+  timespec now{};
+  clock_gettime(clock, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
+double peak_rss_mb() noexcept {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+// The finalize phase's cost on the root, for scripts/bench-finalize.py
+// (TREMOR_LOG_LEVEL=debug).
+struct FinalizeTimer {
+  double wall = clock_seconds(CLOCK_MONOTONIC);
+  double cpu = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
+  double rss_before = peak_rss_mb();
+  double gathered_wall = 0.0;
+  double file_seconds = 0.0;
+
+  void log(Recorder& recorder, const RunData& run) const {
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "finalize: %zu segments from %d processes in %.3f s wall (gather %.3f s, HDF5 file %.3f s, "
+                  "analysis + report %.3f s), %.3f s CPU; peak RSS %.1f MB before, %.1f MB after",
+                  run.segments.size(), recorder.world_size(), clock_seconds(CLOCK_MONOTONIC) - wall,
+                  gathered_wall - wall, file_seconds, clock_seconds(CLOCK_MONOTONIC) - gathered_wall - file_seconds,
+                  clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu, rss_before, peak_rss_mb());
+    recorder.debug0(line);
+  }
+};
+
+}  // namespace
+
+bool write_outputs(RunData& run, const Recorder& recorder, double& file_seconds) noexcept {
   Recorder& log = Recorder::instance();
   // A full file system (RLIMIT_FSIZE) fails these writes with EFBIG; the
   // SIGXFSZ they raise must not kill the application.
   FileSizeSignalShield shield;
   bool written = false;
   try {
+    const double file_start = clock_seconds(CLOCK_MONOTONIC);
     std::string error;
     constexpr std::array<std::string_view, 2> extensions{".h5", ".json"};
     const auto reserved = reserve_output_files(recorder.config().output_dir, program_invocation_short_name,
@@ -42,6 +82,7 @@ bool write_outputs(RunData& run, const Recorder& recorder) noexcept {
       json_path = reserved->paths[1];
       written = true;
     }
+    file_seconds = clock_seconds(CLOCK_MONOTONIC) - file_start;
     analysis::report_run(run, recorder.config(), h5_path, json_path, stderr);
   } catch (const std::exception& e) {
     log.warn0(std::string("end-of-run output failed: ") + e.what());
@@ -54,6 +95,7 @@ bool write_outputs(RunData& run, const Recorder& recorder) noexcept {
 void run_finalize_driver(Recorder& recorder) noexcept {
   MPI_Comm comm = MPI_COMM_NULL;
   try {
+    FinalizeTimer timer;
     // Tremor's own finalize traffic must not be delayed by a stacked injector.
     if (const auto suspend = reinterpret_cast<tremor_inject_suspend_fn>(dlsym(RTLD_DEFAULT, TREMOR_INJECT_SUSPEND_SYMBOL))) {
       suspend();
@@ -62,8 +104,13 @@ void run_finalize_driver(Recorder& recorder) noexcept {
     PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     const FinalizedSegments local = recorder.store().finalize();
     std::optional<RunData> run = gather_run(comm, recorder, local);
+    timer.gathered_wall = clock_seconds(CLOCK_MONOTONIC);
     // Every rank removes its own spill once rank 0 has the run file.
-    int written = run ? (write_outputs(*run, recorder) ? 1 : 0) : 0;
+    int written = 0;
+    if (run) {
+      written = write_outputs(*run, recorder, timer.file_seconds) ? 1 : 0;
+      timer.log(recorder, *run);
+    }
     PMPI_Bcast(&written, 1, MPI_INT, 0, comm);
     recorder.settle_spill(written == 1);
   } catch (const std::exception& e) {

@@ -18,6 +18,8 @@ namespace tremor::interpose {
 inline void* next_mpi_symbol(const char* name) noexcept { return dlsym(RTLD_NEXT, name); }
 
 std::uint64_t type_bytes(long long count, MPI_Datatype datatype) noexcept;
+// At MPI_Type_free: the handle may be reused for a type of another size.
+void forget_type_sizes() noexcept;
 std::uint64_t received_bytes(const MPI_Status* status, MPI_Datatype datatype) noexcept;
 long long sum_counts(const int counts[], int n) noexcept;
 std::uint64_t typed_sum(const int counts[], const MPI_Datatype types[], int n) noexcept;

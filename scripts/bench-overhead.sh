@@ -1,28 +1,78 @@
 #!/usr/bin/env bash
 # Added cost per intercepted call: unwrapped, an empty PMPI wrapper (the
-# floor), and Tremor with each counter source and spill setting. One
-# process, best of 7.
-# usage: scripts/bench-overhead.sh [build dir] (default build-mpich)
+# floor), and Tremor with each counter source (thread CPU time, and a PAPI
+# event: the SDE counter call_cost_sde registers), and with the crash-recovery
+# spill off or written at every boundary. One process.
+#   scripts/bench-overhead.sh [build dir]              wall time, best of 7 x 10^6 calls
+#   scripts/bench-overhead.sh [build dir] --callgrind  instructions and system calls per
+#       call (valgrind): the figures to trust on a loaded machine, where wall
+#       time is noisy; a counter read with CPU time is one system call.
+# Default build dir: build-mpich.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$top/build-mpich}
+build=$top/build-mpich
+mode=wall
+for arg in "$@"; do
+  case $arg in
+    --callgrind) mode=callgrind ;;
+    *) build=$arg ;;
+  esac
+done
 flavour=$(basename "$(ls "$build"/interpose/libtremor-*.so)" .so); flavour=${flavour#libtremor-}
 case $flavour in
   openmpi) launch=(mpirun.openmpi --allow-run-as-root -n 1) ;;
   *) launch=(mpiexec.mpich -n 1) ;;
 esac
-app="$build/test/bench/call_cost"
 out=$(mktemp -d)
-run() { env TREMOR_OUTPUT_DIR="$out" TREMOR_REPORT=none TREMOR_LOG_LEVEL=error "$@" "${launch[@]}" "$app" 1000000 7; }
-printf '%-28s %18s %14s\n' configuration "MPI_Send ns/call" "Barrier ns/call"
-row() { local name=$1; shift; local r; r=$(run "$@"); printf '%-28s %18s %14s\n' "$name" \
-  "$(awk '/send_proc_null_ns/{print $2}' <<<"$r")" "$(awk '/barrier_ns/{print $2}' <<<"$r")"; }
-row "unwrapped" env
-row "empty PMPI wrapper" env LD_PRELOAD="$build/test/bench/libempty_pmpi_wrapper.so"
-row "tremor, thread CPU time" env LD_PRELOAD="$build/interpose/libtremor-$flavour.so" TREMOR_COUNTERS=cputime
-# The crash-recovery spill's share of a boundary (default: one append per second).
-row "  same, spill off" env LD_PRELOAD="$build/interpose/libtremor-$flavour.so" TREMOR_COUNTERS=cputime \
-  TREMOR_SPILL_INTERVAL=off
-row "  same, spill every boundary" env LD_PRELOAD="$build/interpose/libtremor-$flavour.so" TREMOR_COUNTERS=cputime \
-  TREMOR_SPILL_INTERVAL=0
-rm -rf "$out"
+trap 'rm -rf "$out"' EXIT
+tremor="$build/interpose/libtremor-$flavour.so"
+floor="$build/test/bench/libempty_pmpi_wrapper.so"
+sde_event=sde:::TremorBench::work
+
+if [[ $mode == wall ]]; then
+  # run APP ENV...: the app's ns per call
+  run() { local app=$1; shift; env TREMOR_OUTPUT_DIR="$out" TREMOR_REPORT=none TREMOR_LOG_LEVEL=error "$@" \
+    "${launch[@]}" "$build/test/bench/$app" 1000000 7; }
+  # Best of 7 wall and CPU time (CPU time is not inflated by descheduling).
+  printf '%-28s %12s %12s %12s %12s\n' configuration "Send ns" "Send CPU ns" "Barrier ns" "Barrier CPU"
+  row() { local name=$1; shift; local r; r=$(run "$@"); printf '%-28s %12s %12s %12s %12s\n' "$name" \
+    "$(awk '$1=="send_proc_null_ns"{print $2}' <<<"$r")" "$(awk '$1=="send_proc_null_cpu_ns"{print $2}' <<<"$r")" \
+    "$(awk '$1=="barrier_ns"{print $2}' <<<"$r")" "$(awk '$1=="barrier_cpu_ns"{print $2}' <<<"$r")"; }
+  row "unwrapped" call_cost
+  row "empty PMPI wrapper" call_cost LD_PRELOAD="$floor"
+  row "tremor, thread CPU time" call_cost LD_PRELOAD="$tremor" TREMOR_COUNTERS=cputime
+  # The crash-recovery spill's share of a boundary (default: one append per second).
+  row "  same, spill off" call_cost LD_PRELOAD="$tremor" TREMOR_COUNTERS=cputime TREMOR_SPILL_INTERVAL=off
+  row "  same, spill every boundary" call_cost LD_PRELOAD="$tremor" TREMOR_COUNTERS=cputime TREMOR_SPILL_INTERVAL=0
+  row "unwrapped (SDE app)" call_cost_sde
+  row "tremor, PAPI SDE event" call_cost_sde LD_PRELOAD="$tremor" TREMOR_COUNTERS=$sde_event
+  exit 0
+fi
+
+# Callgrind: 200000 sends and 20000 barriers (past the quantizers' fill-up), each loop counted alone; the
+# preload is passed through valgrind to the application only.
+n=200000
+measure() {
+  local app=$1; shift
+  local file="$out/cg.$RANDOM"
+  env TREMOR_OUTPUT_DIR="$out" TREMOR_REPORT=none TREMOR_LOG_LEVEL=error "$@" "${launch[@]}" \
+    valgrind --tool=callgrind --collect-systime=nsec --callgrind-out-file="$file" \
+    --toggle-collect=send_loop --toggle-collect=barrier_loop "$build/test/bench/$app" $n 1 >/dev/null 2>&1
+  # Inclusive Ir and system calls of each loop, per call.
+  callgrind_annotate --inclusive=yes --show=Ir,sysCount "$file" 2>/dev/null | awk -v n=$n '
+    function num(s) { gsub(/[,()%]/, "", s); return s + 0 }
+    /:send_loop / { send = num($1) / n; send_sys = num($3) / n }
+    /:barrier_loop / { barrier = num($1) / (n / 10); barrier_sys = num($3) / (n / 10) }
+    END { printf "%.0f %.2f %.0f %.2f\n", send, send_sys, barrier, barrier_sys }'
+}
+printf '%-28s %14s %14s %16s %16s\n' configuration "Send Ir/call" "Send syscalls" "Barrier Ir/call" "Barrier syscalls"
+row() {
+  local name=$1; shift
+  read -r send send_sys barrier barrier_sys < <(measure "$@")
+  printf '%-28s %14s %14s %16s %16s\n' "$name" "$send" "$send_sys" "$barrier" "$barrier_sys"
+}
+row "unwrapped" call_cost
+row "empty PMPI wrapper" call_cost LD_PRELOAD="$floor"
+row "tremor, thread CPU time" call_cost LD_PRELOAD="$tremor" TREMOR_COUNTERS=cputime
+row "unwrapped (SDE app)" call_cost_sde
+row "tremor, PAPI SDE event" call_cost_sde LD_PRELOAD="$tremor" TREMOR_COUNTERS=$sde_event

@@ -12,7 +12,40 @@
 namespace tremor {
 
 StreamingQuantizer::StreamingQuantizer(std::size_t max_bins)
-    : max_bins_(std::clamp<std::size_t>(max_bins, 1, kMaxBins)), forward_(kIdSpace) {}
+    : max_bins_(std::clamp<std::size_t>(max_bins, 1, kMaxBins)), forward_(kIdSpace) {
+  // Two to four new tickets per insert into a full table; when they run out
+  // the heap is rebuilt from the table (~20k instructions for 256 bins), so
+  // 8 tickets per bin keep that below ~25 instructions per insert.
+  heap_.reserve(8 * max_bins_ + 8);
+  dead_ticket_ = static_cast<std::uint32_t>(heap_.capacity());
+  ticket_alive_.resize(dead_ticket_ + 1);  // the dead ticket is never alive
+}
+
+StreamingQuantizer::StreamingQuantizer(const StreamingQuantizer& other)
+    : max_bins_(other.max_bins_),
+      size_(other.size_),
+      rep_(other.rep_),
+      sum_(other.sum_),
+      count_(other.count_),
+      min_(other.min_),
+      max_(other.max_),
+      id_(other.id_),
+      ticket_(other.ticket_),
+      ticket_alive_(other.ticket_alive_),
+      next_ticket_(other.next_ticket_),
+      dead_ticket_(other.dead_ticket_),
+      heap_active_(other.heap_active_),
+      forward_(other.forward_),
+      next_id_(other.next_id_),
+      non_finite_(other.non_finite_) {
+  heap_.reserve(dead_ticket_);
+  heap_.assign(other.heap_.begin(), other.heap_.end());
+}
+
+StreamingQuantizer& StreamingQuantizer::operator=(const StreamingQuantizer& other) {
+  if (this != &other) *this = StreamingQuantizer(other);
+  return *this;
+}
 
 namespace {
 
@@ -41,6 +74,14 @@ void least_gap(const double* rep, std::size_t begin, std::size_t end, std::size_
   best_index = i + virtual_shift;
 }
 
+// Heap order: the top is the least gap, the lowest pair among equal gaps.
+struct WorseGap {
+  template <typename Entry>
+  bool operator()(const Entry& a, const Entry& b) const noexcept {
+    return a.gap > b.gap || (a.gap == b.gap && a.left_rep > b.left_rep);
+  }
+};
+
 }  // namespace
 
 StreamingQuantizer::Id StreamingQuantizer::insert(double value) noexcept {
@@ -52,9 +93,15 @@ StreamingQuantizer::Id StreamingQuantizer::insert(double value) noexcept {
   const std::size_t position =
       static_cast<std::size_t>(std::lower_bound(reps, reps + size_, value) - reps);
   if (position < size_ && rep_[position] == value) {
+    const double old_rep = rep_[position];
     sum_[position] += value;
     ++count_[position];
     rep_[position] = sum_[position] / static_cast<double>(count_[position]);
+    if (heap_active_ && rep_[position] != old_rep) {  // rounding moved the rep
+      heap_active_ = ordered_around(position);
+      renew_gap(position - 1);
+      renew_gap(position);
+    }
     return id_[position];
   }
   // Callers that keep ids renumber before this point (QuantizedColumn); for
@@ -69,9 +116,87 @@ StreamingQuantizer::Id StreamingQuantizer::insert(double value) noexcept {
     ++size_;
     return new_id;
   }
-  // Full: find the closest pair of the virtual table "bins + value at
-  // position" without building it, then do a single shift. Virtual gap j is
-  // the stored gap j before the new value and stored gap j-1 after it.
+  const std::size_t pair = closest_pair(position, value);
+  if (pair + 1 == position) {  // the value joins the bin below it
+    absorb_value(position - 1, value);
+    forward_[new_id] = id_[position - 1];
+    if (!heap_active_) return new_id;
+    heap_active_ = ordered_around(position - 1);
+    renew_gap(position - 2);
+    renew_gap(position - 1);
+  } else if (pair == position) {  // the value is the lower bin: it keeps the new id
+    absorb_value(position, value);
+    forward_[id_[position]] = new_id;
+    id_[position] = new_id;
+    if (!heap_active_) return new_id;
+    heap_active_ = ordered_around(position);
+    renew_gap(position - 1);
+    renew_gap(position);
+  } else if (pair + 1 < position) {  // two stored bins below the value merge
+    absorb_bin(pair, pair + 1);
+    move_range(pair + 2, position, pair + 1);
+    place(position - 1, value, new_id);
+    if (!heap_active_) return new_id;
+    heap_active_ = ordered_around(pair);
+    renew_gap(pair - 1);
+    renew_gap(pair);
+    if (pair + 2 < position) renew_gap(position - 2);
+    renew_gap(position - 1);
+  } else {  // stored bins pair-1 and pair (above the value) merge into slot pair
+    absorb_bin(pair - 1, pair);
+    move_range(pair - 1, pair, pair);
+    move_range(position, pair - 1, position + 1);
+    place(position, value, new_id);
+    if (!heap_active_) return new_id;
+    heap_active_ = ordered_around(pair);
+    renew_gap(position - 1);
+    renew_gap(position);
+    if (position + 1 < pair) renew_gap(pair - 1);
+    renew_gap(pair);
+  }
+  return new_id;
+}
+
+std::size_t StreamingQuantizer::closest_pair(std::size_t position, double value) noexcept {
+  if (!heap_active_) heap_active_ = rebuild_heap();
+  if (!heap_active_) return closest_pair_by_scan(position, value);
+  // The gap the value splits is gone whatever happens next.
+  if (position >= 1) {
+    ticket_alive_[ticket_[position - 1]] = 0;
+    ticket_[position - 1] = dead_ticket_;
+  }
+  const GapEntry* const stored = least_stored_gap();
+  // Candidates in virtual order, strict comparisons: the first least wins.
+  // Reps strictly increase, so the stored pair's side of the value follows
+  // from its left rep; its slot is looked up only if it wins.
+  double best = std::numeric_limits<double>::infinity();
+  bool stored_wins = false;
+  std::size_t pair = 0;
+  if (stored != nullptr && stored->left_rep < value && stored->gap < best) {
+    best = stored->gap;
+    stored_wins = true;
+  }
+  if (position >= 1 && value - rep_[position - 1] < best) {
+    best = value - rep_[position - 1];
+    stored_wins = false;
+    pair = position - 1;
+  }
+  if (position < size_ && rep_[position] - value < best) {
+    best = rep_[position] - value;
+    stored_wins = false;
+    pair = position;
+  }
+  if (stored != nullptr && stored->left_rep > value && stored->gap < best) stored_wins = true;
+  if (!stored_wins) return pair;
+  const double* reps = rep_.data();
+  const auto slot = static_cast<std::size_t>(std::lower_bound(reps, reps + size_, stored->left_rep) - reps);
+  return slot < position ? slot : slot + 1;  // virtual index of its lower bin
+}
+
+// Virtual gap j is the stored gap j before the new value and stored gap j-1
+// after it; the stored gap the value splits is not a candidate.
+std::size_t StreamingQuantizer::closest_pair_by_scan(std::size_t position, double value) const noexcept {
+  const double* reps = rep_.data();
   const std::size_t n = size_;
   double best = std::numeric_limits<double>::infinity();
   std::size_t pair = 0;
@@ -85,25 +210,54 @@ StreamingQuantizer::Id StreamingQuantizer::insert(double value) noexcept {
     pair = position;
   }
   if (position + 1 < n) least_gap(reps, position, n - 1, 1, best, pair);
+  return pair;
+}
 
-  if (pair + 1 == position) {  // the value joins the bin below it
-    absorb_value(position - 1, value);
-    forward_[new_id] = id_[position - 1];
-  } else if (pair == position) {  // the value is the lower bin: it keeps the new id
-    absorb_value(position, value);
-    forward_[id_[position]] = new_id;
-    id_[position] = new_id;
-  } else if (pair + 1 < position) {  // two stored bins below the value merge
-    absorb_bin(pair, pair + 1);
-    move_range(pair + 2, position, pair + 1);
-    place(position - 1, value, new_id);
-  } else {  // stored bins pair-1 and pair (above the value) merge into slot pair
-    absorb_bin(pair - 1, pair);
-    move_range(pair - 1, pair, pair);
-    move_range(position, pair - 1, position + 1);
-    place(position, value, new_id);
+bool StreamingQuantizer::rebuild_heap() noexcept {
+  heap_.clear();
+  for (std::size_t i = 0; i + 1 < size_; ++i)
+    if (!(rep_[i] < rep_[i + 1])) return false;
+  std::fill(ticket_alive_.begin(), ticket_alive_.end(), 0);
+  next_ticket_ = 0;
+  for (std::size_t i = 0; i + 1 < size_; ++i) {
+    ticket_[i] = next_ticket_++;
+    ticket_alive_[ticket_[i]] = 1;
+    heap_.push_back(GapEntry{rep_[i + 1] - rep_[i], rep_[i], ticket_[i]});
   }
-  return new_id;
+  ticket_[size_ - 1] = dead_ticket_;
+  std::make_heap(heap_.begin(), heap_.end(), WorseGap{});
+  return true;
+}
+
+// Drops stale entries from the top; nullptr if no gap is left.
+const StreamingQuantizer::GapEntry* StreamingQuantizer::least_stored_gap() noexcept {
+  while (!heap_.empty() && !ticket_alive_[heap_.front().ticket]) {
+    std::pop_heap(heap_.begin(), heap_.end(), WorseGap{});
+    heap_.pop_back();
+  }
+  return heap_.empty() ? nullptr : &heap_.front();
+}
+
+// The gap right of `slot` changed (out-of-range slots are ignored).
+void StreamingQuantizer::renew_gap(std::size_t slot) noexcept {
+  if (!heap_active_ || slot >= size_) return;
+  ticket_alive_[ticket_[slot]] = 0;
+  if (slot + 1 == size_) {
+    ticket_[slot] = dead_ticket_;
+    return;
+  }
+  if (next_ticket_ == dead_ticket_) {  // mostly stale by now: start afresh
+    heap_active_ = rebuild_heap();
+    return;
+  }
+  ticket_[slot] = next_ticket_++;
+  ticket_alive_[ticket_[slot]] = 1;
+  heap_.push_back(GapEntry{rep_[slot + 1] - rep_[slot], rep_[slot], ticket_[slot]});
+  std::push_heap(heap_.begin(), heap_.end(), WorseGap{});
+}
+
+bool StreamingQuantizer::ordered_around(std::size_t slot) const noexcept {
+  return (slot == 0 || rep_[slot - 1] < rep_[slot]) && (slot + 1 >= size_ || rep_[slot] < rep_[slot + 1]);
 }
 
 void StreamingQuantizer::move_range(std::size_t begin, std::size_t end, std::size_t to) noexcept {
@@ -116,6 +270,7 @@ void StreamingQuantizer::move_range(std::size_t begin, std::size_t end, std::siz
   move(min_);
   move(max_);
   move(id_);
+  move(ticket_);
 }
 
 void StreamingQuantizer::place(std::size_t slot, double value, Id id) noexcept {
@@ -125,6 +280,7 @@ void StreamingQuantizer::place(std::size_t slot, double value, Id id) noexcept {
   min_[slot] = value;
   max_[slot] = value;
   id_[slot] = id;
+  ticket_[slot] = dead_ticket_;  // the slot may hold a copy of a moved bin's ticket
 }
 
 void StreamingQuantizer::absorb_value(std::size_t slot, double value) noexcept {
@@ -143,6 +299,7 @@ void StreamingQuantizer::absorb_bin(std::size_t into, std::size_t from) noexcept
   max_[into] = std::max(max_[into], max_[from]);
   rep_[into] = sum_[into] / static_cast<double>(count_[into]);
   forward_[id_[from]] = id_[into];
+  ticket_alive_[ticket_[from]] = 0;  // its gap is gone with it
 }
 
 StreamingQuantizer::Id StreamingQuantizer::find(Id id) noexcept {
@@ -186,7 +343,7 @@ BinTable StreamingQuantizer::bins() const {
 }
 
 std::size_t StreamingQuantizer::memory_bytes() const noexcept {
-  return sizeof(*this) + forward_.capacity() * sizeof(Id);
+  return sizeof(*this) + forward_.capacity() * sizeof(Id) + heap_.capacity() * sizeof(GapEntry) + ticket_alive_.capacity();
 }
 
 // ---------------------------------------------------------------------------
@@ -195,9 +352,7 @@ QuantizedColumn::QuantizedColumn(std::size_t max_bins) : quantizer_(max_bins) {
   epochs_.push_back(Epoch{});
 }
 
-bool QuantizedColumn::reserve_next() noexcept {
-  if (!samples_.reserve_next()) return false;
-  if (!quantizer_.ids_exhausted()) return true;
+bool QuantizedColumn::renumber_for_next() noexcept {
   try {
     start_new_epoch();
     return true;

@@ -34,7 +34,9 @@ bool SegmentStore::append(const QuantizedValues& values, const FeatureVector& fe
   bool reserved = signature_index_.reserve_next() && closing_call_.reserve_next();
   for (QuantizedColumn& column : columns_) reserved = reserved && column.reserve_next();
   std::uint32_t signature = 0;
-  if (reserved) {
+  if (reserved && !signatures_.empty() && signatures_[last_signature_] == features) {
+    signature = last_signature_;
+  } else if (reserved) {
     try {
       auto [it, inserted] = signature_ids_.try_emplace(features, static_cast<std::uint32_t>(signatures_.size()));
       if (inserted) {
@@ -46,6 +48,7 @@ bool SegmentStore::append(const QuantizedValues& values, const FeatureVector& fe
         }
       }
       signature = it->second;
+      last_signature_ = signature;
     } catch (const std::bad_alloc&) {
       reserved = false;
     }

@@ -13,16 +13,7 @@ template <typename T, std::size_t kChunk = (1u << 16)>
 class ChunkedArray {
  public:
   // Makes room for one more element; false if memory ran out.
-  bool reserve_next() noexcept {
-    if (size_ < chunks_.size() * kChunk) return true;
-    try {
-      chunks_.reserve(chunks_.size() + 1);
-      chunks_.push_back(std::make_unique_for_overwrite<T[]>(kChunk));
-      return true;
-    } catch (const std::bad_alloc&) {
-      return false;
-    }
-  }
+  bool reserve_next() noexcept { return size_ < chunks_.size() * kChunk || add_chunk(); }
   // Precondition: reserve_next() returned true since the last push.
   void push_reserved(const T& value) noexcept { (*this)[size_++] = value; }
 
@@ -39,6 +30,16 @@ class ChunkedArray {
   }
 
  private:
+  // Out of line: the common case above stays a compare.
+  __attribute__((noinline)) bool add_chunk() noexcept {
+    try {
+      chunks_.reserve(chunks_.size() + 1);
+      chunks_.push_back(std::make_unique_for_overwrite<T[]>(kChunk));
+      return true;
+    } catch (const std::bad_alloc&) {
+      return false;
+    }
+  }
   std::vector<std::unique_ptr<T[]>> chunks_;
   std::size_t size_ = 0;
 };

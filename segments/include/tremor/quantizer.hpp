@@ -1,14 +1,16 @@
 // Streaming histogram quantizer (STATISTICS.md §7, Ben-Haim & Tom-Tov 2010).
 //
 // Bins are kept as parallel arrays sorted by rep = sum/count. An insert is a
-// binary search and, when the table is full, one SIMD scan for the closest
-// pair of "bins + new value" followed by a single shift of the slots between
-// the new value and that pair: O(B) with small constants, no allocation.
+// binary search and, when the table is full, a look-up of the closest pair of
+// "bins + new value" followed by a single shift of the slots between the new
+// value and that pair. The closest stored pair comes from a min-heap of gaps
+// invalidated lazily: each slot holds a ticket for the gap to its right, a
+// changed gap gets a new ticket and entries whose ticket is dead are skipped.
+// Ties go to the lower pair (entries are ordered by gap, then by the left
+// bin's rep), exactly as a left-to-right scan would. Should rounding ever make
+// two reps equal or out of order, the heap is switched off and a full scan
+// used until the order is strict again. No allocation after construction.
 //
-// Samples keep stable 16-bit bin ids. A merge forwards the higher bin's id to
-// the lower one (union-find with path compression). The id space holds 65536
-// ids, so whoever stores ids must call renumber() when ids_exhausted() (see
-// QuantizedColumn): live bins then take ids 0..size-1 again.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -29,6 +31,11 @@ class StreamingQuantizer {
 
   // max_bins is clamped to [1, kMaxBins].
   explicit StreamingQuantizer(std::size_t max_bins = kMaxBins);
+  // Copies keep the heap's full capacity, so inserts never allocate.
+  StreamingQuantizer(const StreamingQuantizer& other);
+  StreamingQuantizer& operator=(const StreamingQuantizer& other);
+  StreamingQuantizer(StreamingQuantizer&&) noexcept = default;
+  StreamingQuantizer& operator=(StreamingQuantizer&&) noexcept = default;
 
   // Returns the id of the value's bin. Callers that store ids must renumber()
   // when ids_exhausted(); otherwise insert retires all ids issued so far.
@@ -62,6 +69,22 @@ class StreamingQuantizer {
   void absorb_value(std::size_t slot, double value) noexcept;
   void absorb_bin(std::size_t into, std::size_t from) noexcept;
 
+  // Closest pair of the virtual table "bins + value at position" (virtual
+  // index of its lower member), first one on ties.
+  std::size_t closest_pair(std::size_t position, double value) noexcept;
+  std::size_t closest_pair_by_scan(std::size_t position, double value) const noexcept;
+  bool rebuild_heap() noexcept;  // false (heap unusable) unless reps strictly increase
+  struct GapEntry;
+  const GapEntry* least_stored_gap() noexcept;
+  void renew_gap(std::size_t slot) noexcept;
+  bool ordered_around(std::size_t slot) const noexcept;
+
+  struct GapEntry {
+    double gap;       // rep[slot + 1] - rep[slot] when pushed
+    double left_rep;  // finds the slot (reps are strictly increasing) and breaks ties
+    std::uint32_t ticket;
+  };
+
   static constexpr std::size_t kSlots = kMaxBins;
   std::size_t max_bins_;
   std::size_t size_ = 0;
@@ -71,6 +94,14 @@ class StreamingQuantizer {
   std::array<double, kSlots> min_{};
   std::array<double, kSlots> max_{};
   std::array<Id, kSlots> id_{};
+  // Tickets are issued afresh after each heap rebuild, one per changed gap,
+  // so there are at most as many as the heap has room for (plus the dead ticket).
+  std::array<std::uint32_t, kSlots> ticket_{};  // of the gap to the slot's right
+  std::vector<GapEntry> heap_;  // capacity fixed at construction (~50 KB for 256 bins)
+  std::vector<std::uint8_t> ticket_alive_;
+  std::uint32_t next_ticket_ = 0;
+  std::uint32_t dead_ticket_ = 0;  // held by the last slot and by a gap being replaced
+  bool heap_active_ = false;  // only ever true while the table is full
   std::vector<Id> forward_;  // kIdSpace entries, allocated once: insert never allocates
   std::size_t next_id_ = 0;
   std::uint64_t non_finite_ = 0;
@@ -94,7 +125,9 @@ class QuantizedColumn {
   explicit QuantizedColumn(std::size_t max_bins = StreamingQuantizer::kMaxBins);
 
   // Makes room for one more sample (may renumber); false if memory ran out.
-  bool reserve_next() noexcept;
+  bool reserve_next() noexcept {
+    return samples_.reserve_next() && (!quantizer_.ids_exhausted() || renumber_for_next());
+  }
   // Precondition: reserve_next() returned true since the last append.
   void append_reserved(double value) noexcept;
   bool append(double value) noexcept {
@@ -109,6 +142,7 @@ class QuantizedColumn {
 
  private:
   void start_new_epoch();
+  bool renumber_for_next() noexcept;  // start_new_epoch, false if memory ran out
 
   struct Epoch {
     std::size_t first_sample = 0;

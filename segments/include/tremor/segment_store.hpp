@@ -57,6 +57,8 @@ class SegmentStore {
   std::array<QuantizedColumn, kQuantizedCount> columns_;
   std::unordered_map<FeatureVector, std::uint32_t, SignatureHasher> signature_ids_;
   std::vector<FeatureVector> signatures_;
+  // Consecutive segments usually share their signature: compared before hashing.
+  std::uint32_t last_signature_ = 0;
   ChunkedArray<std::uint32_t> signature_index_;
   ChunkedArray<std::uint16_t> closing_call_;
   // Neumaier-compensated sums: totals stay exact to rounding over 1e9 segments.
