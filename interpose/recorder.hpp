@@ -62,7 +62,6 @@ class Recorder {
   void warn0(const std::string& message) noexcept;
   void debug0(const std::string& message) noexcept;
   void warn(const std::string& message) noexcept;
-  void debug0(const std::string& message) noexcept;
 
  private:
   Recorder() = default;
