@@ -2,7 +2,7 @@
 # The one test command: installs dependencies, builds both MPI flavours with
 # warnings as errors, and runs every test of each (CTest) except the "long"
 # ones (10^7 segments: ctest -L long); then the sanitizer pass
-# (scripts/test-sanitizers.sh: ASan+UBSan, TSan, libFuzzer).
+# (scripts/test-sanitizers.sh: ASan+UBSan unit tests, libFuzzer).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
@@ -15,5 +15,6 @@ for flavour in mpich openmpi; do
   echo "== $flavour: test"
   (cd "$top/build-$flavour" && ctest --output-on-failure --timeout 600 -LE '^long$') || status=1
 done
-"$top/scripts/test-sanitizers.sh" || status=1
+# TSan is not in CI yet: its pass starts mpiexec, which deadlocks under a preloaded sanitizer runtime.
+"$top/scripts/test-sanitizers.sh" asan fuzz || status=1
 exit $status

@@ -11,6 +11,9 @@ passes=("$@")
 [ ${#passes[@]} -eq 0 ] && passes=(asan tsan fuzz)
 jobs=$(nproc)
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# HDF5 1.10 leaks on its own error paths when it reads corrupted files (the
+# reader's tests and the fuzzer feed it many); no leak of ours is suppressed.
+export LSAN_OPTIONS=suppressions=$top/test/lsan.supp:print_suppressions=0
 status=0
 
 configure() {  # configure DIR [cmake arguments...]
@@ -28,9 +31,12 @@ for pass in "${passes[@]}"; do
       configure build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
         -DTREMOR_SANITIZE=address,undefined
       cmake --build "$top/build-asan" -j "$jobs"
-      # Not here: coverage (Elk), UX, campaigns, the long runs (RSS bounds mean nothing under ASan).
+      # Not here: coverage (Elk), UX, campaigns, the long runs (RSS bounds mean
+      # nothing under ASan), and for now every test that starts mpiexec: with the
+      # ASan runtime preloaded, hydra_pmi_proxy deadlocks in its exit handlers
+      # (libp11-kit's destructor -> freelocale on a held setlocale lock).
       (cd "$top/build-asan" && ctest --output-on-failure --timeout 600 \
-        -E '^(coverage|ux|campaigns|docs)\.|long_run') || status=1
+        -R '^(segments|estimators|analysis|config|counters)\.|^injector\.config$|^integration\.inert') || status=1
       ;;
     tsan)
       echo "== sanitizers: ThreadSanitizer build (MPICH), threaded test"
