@@ -3,6 +3,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config gfortran
+  clang libclang-rt-14-dev   # libFuzzer and the sanitizer pass (scripts/test-sanitizers.sh)
   mpich libmpich-dev openmpi-bin libopenmpi-dev
   libpapi-dev papi-tools libhdf5-dev hdf5-tools
   libboost-math-dev libspdlog-dev catch2 libcli11-dev nlohmann-json3-dev libbenchmark-dev

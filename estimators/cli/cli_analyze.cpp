@@ -7,6 +7,19 @@
 // run is rebuilt from crash-recovery spill files, saved as a new run file
 // marked partial, and the report says PARTIAL. Exit codes: 0 report printed;
 // 2 unreadable or invalid run or spill files; 3 the class reached --fail-on.
+//
+// HDF5 1.10 itself can crash or loop forever on some corrupted files (its
+// global heap, which holds the strings, has no checksum; found by test/fuzz),
+// so the file is read and analysed in a child process: if the child dies or
+// the read outlives its time limit, the file is reported unreadable (exit 2).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -28,7 +41,15 @@ struct AnalyzeCommandOptions {
   analysis::ParameterOverrides overrides;
   bool json = false;
   std::string fail_on;
+  unsigned read_timeout_s = 0;  // 0: 60 s + 1 s per MiB of file
 };
+
+unsigned read_time_limit(const AnalyzeCommandOptions& options) {
+  if (options.read_timeout_s > 0) return options.read_timeout_s;
+  std::error_code error;
+  const auto bytes = options.paths.empty() ? 0 : std::filesystem::file_size(options.paths.front(), error);
+  return 60 + (error ? 0 : static_cast<unsigned>(std::min<std::uintmax_t>(bytes >> 20, 86400)));
+}
 
 int severity(estimators::InterferenceClass interference_class) {
   switch (interference_class) {
@@ -46,7 +67,8 @@ bool names_spill(const std::vector<std::string>& paths) {
   return false;
 }
 
-void run_analyze(const AnalyzeCommandOptions& options) {
+// The whole command, run in the child; `read_done` gets one byte once the input is read.
+void analyze_in_child(const AnalyzeCommandOptions& options, int read_done) {
   std::string error;
   std::optional<RunData> run;
   std::string shown_path;
@@ -57,9 +79,13 @@ void run_analyze(const AnalyzeCommandOptions& options) {
   } else {
     if (options.paths.size() != 1) throw CommandFailure("give one run file (or --recover with spill files)", 1);
     shown_path = options.paths.front();
+    alarm(read_time_limit(options));  // SIGALRM ends a read that never returns
     run = read_run(shown_path, error);
-    if (!run) throw CommandFailure(shown_path + ": not a readable Tremor run file: " + error, kExitBadFile);
+    alarm(0);
   }
+  const char done = 1;
+  if (write(read_done, &done, 1) != 1) throw CommandFailure("cannot signal the parent process");
+  if (!run) throw CommandFailure(shown_path + ": not a readable Tremor run file: " + error, kExitBadFile);
   std::vector<std::string> messages;
   const analysis::AnalysisParameters parameters =
       analysis::parameters_from_stored_configuration(run->meta.configuration, options.overrides, &messages);
@@ -87,6 +113,62 @@ void run_analyze(const AnalyzeCommandOptions& options) {
                            kExitClassReached);
     }
   }
+}
+
+std::string shown_input(const AnalyzeCommandOptions& options) {
+  return options.paths.empty() ? std::string("the input") : options.paths.front();
+}
+
+int child_exit_code(const AnalyzeCommandOptions& options, int read_done) {
+  try {
+    analyze_in_child(options, read_done);
+  } catch (const CommandFailure& failure) {
+    std::cerr << "tremor: error: " << failure.what() << '\n';
+    return failure.exit_code();
+  } catch (const std::exception& error) {
+    std::cerr << "tremor: internal error: " << error.what() << '\n';
+    return 70;
+  }
+  return 0;
+}
+
+void run_analyze(const AnalyzeCommandOptions& options) {
+  int pipe_ends[2];
+  if (pipe(pipe_ends) != 0) throw CommandFailure(std::string("cannot create a pipe: ") + std::strerror(errno));
+  std::cout.flush();
+  std::cerr.flush();
+  const pid_t child = fork();
+  if (child < 0) throw CommandFailure(std::string("cannot start the reader process: ") + std::strerror(errno));
+  if (child == 0) {
+    close(pipe_ends[0]);
+    const int code = child_exit_code(options, pipe_ends[1]);
+    std::cout.flush();
+    std::cerr.flush();
+    _exit(code);
+  }
+  close(pipe_ends[1]);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  char done = 0;
+  const bool read_finished = read(pipe_ends[0], &done, 1) == 1;
+  close(pipe_ends[0]);
+  if (WIFEXITED(status)) {
+    if (WEXITSTATUS(status) != 0) throw CommandFailure("", WEXITSTATUS(status));  // the child said why
+    return;
+  }
+  const int signal_number = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  if (read_finished) {
+    throw CommandFailure("the analysis of " + shown_input(options) + " died (" + strsignal(signal_number) + ")", 70);
+  }
+  if (signal_number == SIGALRM) {
+    throw CommandFailure(shown_input(options) + ": not a readable Tremor run file: reading it took longer than " +
+                             std::to_string(read_time_limit(options)) + " s (corrupted?)",
+                         kExitBadFile);
+  }
+  throw CommandFailure(shown_input(options) + ": not a readable Tremor run file: the HDF5 library failed on it (" +
+                           strsignal(signal_number) + "); the file is corrupted",
+                       kExitBadFile);
 }
 
 template <typename T>
@@ -127,6 +209,9 @@ void register_analyze(CLI::App& app) {
   command->add_flag("--json", options->json, "Print the JSON report instead of text");
   command->add_option("--fail-on", options->fail_on, "Exit with status 3 when the class is at least this")
       ->check(CLI::IsMember({"medium", "high"}));
+  command->add_option("--read-timeout", options->read_timeout_s,
+                      "Give up reading the file after this many seconds (default: 60 + 1 per MiB)")
+      ->check(CLI::Range(1u, 86400u));
   command->callback([options] { run_analyze(*options); });
 }
 

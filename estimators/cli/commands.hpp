@@ -16,7 +16,8 @@
 namespace tremor::cli {
 
 /// Thrown by a command on unusable input; main prints it on stderr and exits
-/// with `exit_code`, so no command ever prints a NaN or crashes.
+/// with `exit_code`, so no command ever prints a NaN or crashes. An empty
+/// message means the reason was already printed (by `tremor analyze`'s reader process).
 class CommandFailure : public std::runtime_error {
  public:
   explicit CommandFailure(const std::string& message, int exit_code = 1)

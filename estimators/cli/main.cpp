@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     return app.exit(error);
   } catch (const tremor::cli::CommandFailure& failure) {
-    std::cerr << "tremor: error: " << failure.what() << '\n';
+    if (*failure.what() != '\0') std::cerr << "tremor: error: " << failure.what() << '\n';
     return failure.exit_code();
   } catch (const std::exception& error) {
     std::cerr << "tremor: internal error: " << error.what() << '\n';

@@ -55,6 +55,11 @@ double gev_skewness(double k) {
 }
 
 GevParams gev_from_moments(double mean, double sd, double skew, std::uint32_t& flags) {
+  if (!std::isfinite(mean) || !std::isfinite(sd) || !std::isfinite(skew)) {
+    // Moments past the double range (values near 1e308): no bracket to solve in.
+    flags |= kInvalid;
+    return GevParams{};
+  }
   double k = 0.0;
   const double skew_at_lower = gev_skewness(kLowerK);
   const double skew_at_upper = gev_skewness(kUpperK);

@@ -227,3 +227,14 @@ TEST_CASE("inter-node and intra-node variants partition ranks", "[bootstrap]") {
   CHECK(inter[0].replicas.ci_high > 16.0);
   CHECK(intra[0].replicas.ci_high - intra[0].replicas.ci_low < inter[0].replicas.ci_high - inter[0].replicas.ci_low);
 }
+
+// Found by test/fuzz (fuzz_sample): moments of values near 1e308 overflow, and
+// the MOM solver was handed a NaN skewness (it threw). Every fit must return.
+TEST_CASE("fits of values near the double range return an invalid fit, never throw", "[gev][fuzz]") {
+  const std::vector<double> sample{-7.0, 1.5, 2e-3, 3.25, 1e308};
+  est::GevFit mom;
+  REQUIRE_NOTHROW(mom = est::fit_mom(sample));
+  CHECK((mom.flags & est::kInvalid) != 0);
+  CHECK_FALSE(mom.usable());
+  REQUIRE_NOTHROW(est::fit_pwm(sample));
+}
