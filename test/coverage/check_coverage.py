@@ -31,7 +31,7 @@ import h5py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from run_app import fail, per_rank_features, text  # noqa: E402  (shared with the integration tests)
+from run_app import CheckFailed, fail, per_rank_features, text  # noqa: E402  (shared with the integration tests)
 
 
 def run(opts, program, env_extra, cwd=None, timeout=240):
@@ -173,4 +173,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except CheckFailed:
+        sys.exit(1)

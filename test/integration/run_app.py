@@ -54,9 +54,13 @@ def detail_values(f, metric):
     return rep[f[f"detail/{metric}"][:]]
 
 
+class CheckFailed(Exception):
+    pass
+
+
 def fail(message):
     print("CHECK FAILED: " + message)
-    sys.exit(1)
+    raise CheckFailed(message)
 
 
 def check_bsp(f, args):
@@ -240,9 +244,25 @@ def main():
     parser.add_argument("--env", action="append", default=[])
     parser.add_argument("--check", action="append", required=True, choices=sorted(CHECKS))
     parser.add_argument("--arg", action="append", default=[])
+    parser.add_argument("--attempts", type=int, default=1, help="runs allowed for timing-based checks")
     parser.add_argument("program", nargs=argparse.REMAINDER)
     opts = parser.parse_args()
     program = opts.program[1:] if opts.program and opts.program[0] == "--" else opts.program
+    # Accuracy checks read real timings: other load on a shared CI machine is
+    # real interference for the run, so they may take up to --attempts runs;
+    # a broken estimator fails every one of them.
+    for attempt in range(1, opts.attempts + 1):
+        try:
+            run_and_check(opts, program)
+            break
+        except CheckFailed:
+            if attempt == opts.attempts:
+                sys.exit(1)
+            print(f"attempt {attempt} of {opts.attempts} failed; running again")
+    print("checks passed: " + ", ".join(opts.check))
+
+
+def run_and_check(opts, program):
     with tempfile.TemporaryDirectory(prefix="tremor-test-") as out:
         env = dict(os.environ, TREMOR_OUTPUT_DIR=out, LD_PRELOAD=opts.preload, TREMOR_REPORT="none")
         env.update(kv.split("=", 1) for kv in opts.env)
@@ -251,15 +271,16 @@ def main():
         sys.stdout.write(result.stdout)
         sys.stderr.write(result.stderr)
         if result.returncode != 0:
-            fail(f"{' '.join(command)} exited with {result.returncode}")
+            print(f"CHECK FAILED: {' '.join(command)} exited with {result.returncode}")
+            sys.exit(1)
         files = glob.glob(os.path.join(out, "*.h5"))
         if len(files) != 1:
-            fail(f"expected one run file in {out}, found {files}")
+            print(f"CHECK FAILED: expected one run file in {out}, found {files}")
+            sys.exit(1)
         args = dict(kv.split("=", 1) for kv in opts.arg)
         with h5py.File(files[0], "r") as f:
             for check in opts.check:
                 CHECKS[check](f, args)
-    print("checks passed: " + ", ".join(opts.check))
 
 
 if __name__ == "__main__":
