@@ -30,6 +30,8 @@ import tempfile
 
 import h5py
 
+from robustness import finish  # same folder: the shared verdict
+
 LAUNCH_TIMEOUT_S = 60
 failures = []
 
@@ -185,10 +187,7 @@ def main():
                 check(not spill_files(out), f"spill files left after a complete run: {spill_files(out)}")
         else:
             full_fs_case(opts, command, base, tremor_env, out)
-    for failure in failures:
-        print("FAILED " + failure)
-    print(f"{opts.case}: " + ("1 passed, 0 failed" if not failures else "0 passed, 1 failed"))
-    sys.exit(1 if failures else 0)
+    finish(opts.case, failures)
 
 
 if __name__ == "__main__":

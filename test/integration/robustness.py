@@ -22,6 +22,14 @@ def run(command, env):
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 
 
+def finish(case, failures):
+    """Prints the failures and the case's verdict; exits 1 if any failed."""
+    for failure in failures:
+        print("FAILED " + failure)
+    print(f"{case}: " + ("1 passed, 0 failed" if not failures else "0 passed, 1 failed"))
+    sys.exit(1 if failures else 0)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--case", required=True, choices=["same-output", "bad-outdir", "concurrent"])
@@ -71,10 +79,7 @@ def main():
                             failures.append(f"{path} is incomplete")
                     if not os.path.getsize(path[:-3] + ".json"):
                         failures.append(f"{path[:-3]}.json is empty")
-    for failure in failures:
-        print("FAILED " + failure)
-    print(f"{opts.case}: " + ("1 passed, 0 failed" if not failures else "0 passed, 1 failed"))
-    sys.exit(1 if failures else 0)
+    finish(opts.case, failures)
 
 
 if __name__ == "__main__":
