@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <new>
+#include <thread>
 
 #include "process_facts.hpp"
 
@@ -232,9 +233,18 @@ void Recorder::open_spill() noexcept {
 }
 
 void Recorder::end_spill(SpillEnd reason) noexcept {
-  // Another thread may be inside a boundary; never wait on it for long.
-  std::unique_lock lock(boundary_mutex_, std::chrono::milliseconds(200));
-  if (lock.owns_lock()) spill_.finish(reason);
+  // Another thread may be inside a boundary; never wait on it for long (200 ms).
+  // try_lock in a loop, not timed_mutex::try_lock_for: that is
+  // pthread_mutex_clocklock, which ThreadSanitizer does not see, so the unlock
+  // looked like a bug and TSan's lock state went wrong.
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    if (boundary_mutex_.try_lock()) {
+      std::lock_guard lock(boundary_mutex_, std::adopt_lock);
+      spill_.finish(reason);
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 void Recorder::settle_spill(bool run_file_written) noexcept {

@@ -78,7 +78,7 @@ class Recorder {
   counters::counter_source counter_;
   std::unique_ptr<SegmentStore> store_;
   std::shared_ptr<spdlog::logger> logger_;
-  std::timed_mutex boundary_mutex_;
+  std::mutex boundary_mutex_;
   SpillWriter spill_;
   Totals last_totals_;
   std::uint64_t segment_start_tick_ = 0;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command: installs dependencies, builds both MPI flavours with
 # warnings as errors, and runs every test of each (CTest); then the sanitizer pass
-# (scripts/test-sanitizers.sh: ASan+UBSan unit tests, libFuzzer).
+# (scripts/test-sanitizers.sh: ASan+UBSan unit and integration tests, the
+# threaded test under ThreadSanitizer, libFuzzer).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
@@ -14,6 +15,5 @@ for flavour in mpich openmpi; do
   echo "== $flavour: test"
   (cd "$top/build-$flavour" && ctest --output-on-failure --timeout 600) || status=1
 done
-# TSan is not in CI yet: its pass starts mpiexec, which deadlocks under a preloaded sanitizer runtime.
-"$top/scripts/test-sanitizers.sh" asan fuzz || status=1
+"$top/scripts/test-sanitizers.sh" asan tsan fuzz || status=1
 exit $status

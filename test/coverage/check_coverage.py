@@ -21,7 +21,6 @@ import glob
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -31,6 +30,7 @@ import h5py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+from launch import mpi_command, preloaded  # noqa: E402
 from run_app import CheckFailed, fail, per_rank_features, text  # noqa: E402  (shared with the integration tests)
 
 
@@ -38,7 +38,7 @@ def run(opts, program, env_extra, cwd=None, timeout=240):
     env = dict(os.environ, TREMOR_REPORT="none")
     env.pop("LD_PRELOAD", None)
     env.update(env_extra)
-    command = shlex.split(opts.launcher) + ["-n", str(opts.np)] + program
+    command, env = preloaded(mpi_command(opts.launcher, opts.np, program), env)
     result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:
         sys.stdout.write(result.stdout)

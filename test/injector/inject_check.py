@@ -3,7 +3,9 @@
 
 CTest sets LD_PRELOAD to the injector for this driver (the driver itself never
 calls MPI_Init, so the library stays inert in it); baseline runs drop
-LD_PRELOAD from the child's environment. Every TREMOR_* variable is cleared
+LD_PRELOAD from the child's environment. In a sanitized build CTest names the
+libraries in INJECT_CHECK_PRELOAD instead and only the ranks get them (see
+test/integration/launch.py). Every TREMOR_* variable is cleared
 and set explicitly per run. Usage:
 
   inject_check.py CHECK --mpiexec EXE [--flag F ...] --program WORKLOAD
@@ -20,6 +22,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from launch import preloaded  # noqa: E402  (shared with the integration tests)
+
+PRELOAD = os.environ.get("INJECT_CHECK_PRELOAD") or os.environ.get("LD_PRELOAD", "")
+
 RANKS = 2
 FAILURES = []
 
@@ -31,12 +38,13 @@ def check(condition, message):
 
 
 def run(opts, program_args, settings, preload=True, command=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TREMOR_")}
-    if not preload:
-        env.pop("LD_PRELOAD", None)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TREMOR_") and k != "INJECT_CHECK_PRELOAD"}
+    env.pop("LD_PRELOAD", None)
+    if preload:
+        env["LD_PRELOAD"] = PRELOAD
     env.update(settings)
     if command is None:
-        command = [opts.mpiexec, *opts.flag, "-n", str(RANKS), opts.program, *program_args]
+        command, env = preloaded([opts.mpiexec, *opts.flag, "-n", str(RANKS), opts.program, *program_args], env)
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     return result
 
@@ -297,8 +305,8 @@ def main():
     parser.add_argument("--flag", action="append", default=[])
     parser.add_argument("--program", required=True)
     opts = parser.parse_args()
-    if "libtremor-inject" not in os.environ.get("LD_PRELOAD", ""):
-        print("LD_PRELOAD must name libtremor-inject (set by CTest)")
+    if "libtremor-inject" not in PRELOAD:
+        print("LD_PRELOAD (or INJECT_CHECK_PRELOAD) must name libtremor-inject (set by CTest)")
         return 1
     with tempfile.TemporaryDirectory(prefix=f"tremor-inject-{opts.check}-") as work:
         globals()[f"check_{opts.check}"](opts, work)

@@ -10,10 +10,11 @@ usage: bad_config.py --launcher CMD --np N --preload LIB -- PROGRAM ARGS...
 import argparse
 import os
 import re
-import shlex
 import subprocess
 import sys
 import tempfile
+
+from launch import mpi_command, preloaded  # same folder
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG_SOURCE = os.path.join(HERE, "..", "..", "segments", "config.cpp")
@@ -27,6 +28,7 @@ def settings():
 
 
 def run(command, env):
+    command, env = preloaded(command, env)
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -38,7 +40,7 @@ def main():
     parser.add_argument("program", nargs=argparse.REMAINDER)
     opts = parser.parse_args()
     program = opts.program[1:] if opts.program[:1] == ["--"] else opts.program
-    command = shlex.split(opts.launcher) + ["-n", str(opts.np)] + program
+    command = mpi_command(opts.launcher, opts.np, program)
     base_env = {k: v for k, v in os.environ.items() if not k.startswith("TREMOR_")}
     baseline = run(command, base_env)
     failures = []

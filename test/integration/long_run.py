@@ -17,13 +17,14 @@ import argparse
 import json
 import os
 import re
-import shlex
 import subprocess
 import sys
 import tempfile
 import time
 
 import h5py
+
+from launch import mpi_command, preloaded  # same folder
 
 BASELINE_SEGMENTS = 1000
 
@@ -36,7 +37,7 @@ def fail(message):
 def run_app(opts, app, barriers, out):
     env = dict({k: v for k, v in os.environ.items() if not k.startswith("TREMOR_")},
                LD_PRELOAD=opts.preload, TREMOR_OUTPUT_DIR=out, TREMOR_REPORT="none")
-    command = shlex.split(opts.launcher) + ["-n", "1"] + app + [str(barriers)]
+    command, env = preloaded(mpi_command(opts.launcher, 1, app + [str(barriers)]), env)
     start = time.monotonic()
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1200)
     seconds = time.monotonic() - start

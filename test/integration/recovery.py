@@ -22,7 +22,6 @@ I is given as --at (default 30); BSP_DEMO ARGS must not include -F.
 import argparse
 import glob
 import os
-import shlex
 import stat
 import subprocess
 import sys
@@ -30,6 +29,7 @@ import tempfile
 
 import h5py
 
+from launch import mpi_command, preloaded  # same folder
 from robustness import finish  # same folder: the shared verdict
 
 LAUNCH_TIMEOUT_S = 60
@@ -43,6 +43,7 @@ def check(condition, message):
 
 
 def run(command, env, timeout=LAUNCH_TIMEOUT_S):
+    command, env = preloaded(command, env)
     try:
         return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout,
                               preexec_fn=lambda: os.umask(0))  # files show the mode Tremor asked for
@@ -173,7 +174,7 @@ def main():
     parser.add_argument("program", nargs=argparse.REMAINDER)
     opts = parser.parse_args()
     program = opts.program[1:] if opts.program[:1] == ["--"] else opts.program
-    command = shlex.split(opts.launcher) + ["-n", str(opts.np)] + program
+    command = mpi_command(opts.launcher, opts.np, program)
     base = {k: v for k, v in os.environ.items() if not k.startswith("TREMOR_")}
     with tempfile.TemporaryDirectory(prefix="tremor-recovery-") as out:
         tremor_env = dict(base, LD_PRELOAD=opts.preload, TREMOR_OUTPUT_DIR=out, TREMOR_SPILL_INTERVAL="0")

@@ -12,13 +12,15 @@ CASE:
 import argparse
 import glob
 import os
-import shlex
 import subprocess
 import sys
 import tempfile
 
+from launch import mpi_command, preloaded  # same folder
+
 
 def run(command, env):
+    command, env = preloaded(command, env)
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -39,7 +41,7 @@ def main():
     parser.add_argument("program", nargs=argparse.REMAINDER)
     opts = parser.parse_args()
     program = opts.program[1:] if opts.program[:1] == ["--"] else opts.program
-    command = shlex.split(opts.launcher) + ["-n", str(opts.np)] + program
+    command = mpi_command(opts.launcher, opts.np, program)
     base = {k: v for k, v in os.environ.items() if not k.startswith("TREMOR_")}
     failures = []
     with tempfile.TemporaryDirectory(prefix="tremor-robust-") as out:
@@ -65,7 +67,8 @@ def main():
             if open(regular_file).read() != "keep me":
                 failures.append("an existing file was modified")
         else:
-            commands = [subprocess.Popen(command, env=tremor, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            launched, launched_env = preloaded(command, tremor)
+            commands = [subprocess.Popen(launched, env=launched_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                         for _ in range(2)]
             codes = [p.wait(timeout=300) for p in commands]
             files = sorted(glob.glob(os.path.join(out, "*.h5")))

@@ -12,13 +12,14 @@ import glob
 import json
 import os
 import re
-import shlex
 import subprocess
 import sys
 import tempfile
 
 import h5py
 import numpy as np
+
+from launch import mpi_command, preloaded  # same folder
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 METRICS_DEF = os.path.join(HERE, "..", "..", "segments", "include", "tremor", "metrics.def")
@@ -266,7 +267,7 @@ def run_and_check(opts, program):
     with tempfile.TemporaryDirectory(prefix="tremor-test-") as out:
         env = dict(os.environ, TREMOR_OUTPUT_DIR=out, LD_PRELOAD=opts.preload, TREMOR_REPORT="none")
         env.update(kv.split("=", 1) for kv in opts.env)
-        command = shlex.split(opts.launcher) + ["-n", str(opts.np)] + program
+        command, env = preloaded(mpi_command(opts.launcher, opts.np, program), env)
         result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
         sys.stdout.write(result.stdout)
         sys.stderr.write(result.stderr)

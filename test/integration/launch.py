@@ -1,0 +1,30 @@
+"""How the test drivers start an MPI program with a library preloaded.
+
+Normally LD_PRELOAD is in the launcher's environment, so the launcher, its
+proxies and any shell on the way have Tremor loaded too (and must stay inert).
+In a sanitized build (TREMOR_TEST_PRELOAD_RANKS_ONLY=1, set by
+test/CMakeLists.txt) those uninstrumented programs with the sanitizer runtime
+preloaded deadlock in their exit handlers (libp11-kit's destructor, loaded
+through libhdf5 -> libcurl, waits on a setlocale lock), so there LD_PRELOAD
+reaches the ranks only: env(1) sets it between the launcher and the program,
+and the ranks, built with the sanitizer, run instrumented Tremor.
+"""
+import os
+import shlex
+
+RANKS_ONLY = os.environ.get("TREMOR_TEST_PRELOAD_RANKS_ONLY") == "1"
+
+
+def mpi_command(launcher, np, program):
+    """LAUNCHER (one string, split on spaces) -n NP PROGRAM..."""
+    return shlex.split(launcher) + ["-n", str(np)] + list(program)
+
+
+def preloaded(command, env):
+    """The (command, env) to run: COMMAND from mpi_command, ENV as the driver built it."""
+    preload = env.get("LD_PRELOAD") if env else None
+    if not RANKS_ONLY or not preload:
+        return command, env
+    program_at = command.index("-n") + 2
+    env = {k: v for k, v in env.items() if k != "LD_PRELOAD"}
+    return command[:program_at] + ["env", "LD_PRELOAD=" + preload] + command[program_at:], env
