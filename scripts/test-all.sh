@@ -9,9 +9,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 status=0
 for flavour in mpich openmpi; do
   echo "== $flavour: build"
-  # Benchmarks do not depend on the MPI: compile them once, in the MPICH pass.
-  benchmarks=ON; [ "$flavour" = openmpi ] && benchmarks=OFF
-  "$top/scripts/build.sh" "$flavour" -DTREMOR_WERROR=ON -DTREMOR_BUILD_BENCHMARKS=$benchmarks
+  # Benchmarks and the unit and CLI tests of the MPI-free components do not
+  # depend on the MPI: compile and run them once, in the MPICH pass.
+  once=ON; [ "$flavour" = openmpi ] && once=OFF
+  "$top/scripts/build.sh" "$flavour" -DTREMOR_WERROR=ON -DTREMOR_BUILD_BENCHMARKS=$once -DTREMOR_MPI_FREE_TESTS=$once
   echo "== $flavour: test"
   (cd "$top/build-$flavour" && ctest --output-on-failure --timeout 600) || status=1
 done
