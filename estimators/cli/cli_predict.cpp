@@ -73,7 +73,7 @@ void run_predict(const PredictCommandOptions& options) {
     std::cout << "scale " << prediction.factor << ": median " << prediction.replicas.median
               << "  CI [" << prediction.replicas.ci_low << ", " << prediction.replicas.ci_high << "]";
     if (prediction.replicas_failed > 0) {
-      std::cout << "  (" << prediction.replicas_failed << " invalid replicas skipped)";
+      std::cout << "  (" << prediction.replicas_failed << " replicas whose fit failed took the fallback)";
     }
     std::cout << '\n';
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 
 namespace tremor::estimators {
 namespace {
@@ -30,27 +31,56 @@ GevFit fit_by(FitMethod method, std::span<const double> sample) {
   return method == FitMethod::mom ? fit_mom(sample) : fit_pwm(sample);
 }
 
-// Per-factor replica values of the parametric bootstrap, appended to `pooled`.
+FitMethod other_gev_method(FitMethod method) {
+  return method == FitMethod::mom ? FitMethod::pwm : FitMethod::mom;
+}
+
+// Projections of one sample with the fallback order of STATISTICS.md §1d:
+// the method's own fit, else the other GEV method, else the empirical
+// expected maximum (no GEV). `fell_back[f]` tells whether factor f needed it.
+// Why every replica gets a value: a fit breaks on the replicas that hold the
+// sample's extremes (support violation); skipping them conditions the
+// bootstrap on those extremes' absence and drags the interval below them.
+std::vector<double> projections_with_fallback(std::vector<double>& sample, std::span<const double> factors,
+                                              FitMethod method, std::vector<bool>& fell_back) {
+  const GevFit own = fit_by(method, sample);
+  std::vector<double> values(factors.size(), kNaN);
+  fell_back.assign(factors.size(), false);
+  std::optional<GevFit> other;
+  bool sorted = false;
+  for (std::size_t f = 0; f < factors.size(); ++f) {
+    Projection projection = project_maximum(own, factors[f]);
+    if (!projection.valid) {
+      fell_back[f] = true;
+      if (!other) other = fit_by(other_gev_method(method), sample);
+      projection = project_maximum(*other, factors[f]);
+    }
+    if (!projection.valid) {
+      if (!sorted) std::sort(sample.begin(), sample.end());
+      sorted = true;
+      projection = {empirical_expected_maximum(sample, factors[f]), true};
+    }
+    values[f] = projection.value;
+  }
+  return values;
+}
+
+// Per-factor replica values of the parametric bootstrap, appended to `pooled`;
+// `fell_back` counts the replicas whose own fit could not project.
 void append_parametric_replicas(const std::vector<double>& sample,
                                 std::span<const double> factors, FitMethod method,
                                 std::size_t replicas, std::mt19937_64& engine,
                                 std::vector<std::vector<double>>& pooled,
-                                std::vector<std::size_t>& failed) {
-  if (sample.empty()) {
-    for (std::size_t& count : failed) count += replicas;
-    return;
-  }
+                                std::vector<std::size_t>& fell_back) {
+  if (sample.empty()) return;
   std::vector<double> drawn;
+  std::vector<bool> replica_fell_back;
   for (std::size_t replica = 0; replica < replicas; ++replica) {
     resample(sample, drawn, engine);
-    const GevFit fit = fit_by(method, drawn);
+    const std::vector<double> values = projections_with_fallback(drawn, factors, method, replica_fell_back);
     for (std::size_t f = 0; f < factors.size(); ++f) {
-      const Projection projection = project_maximum(fit, factors[f]);
-      if (projection.valid) {
-        pooled[f].push_back(projection.value);
-      } else {
-        ++failed[f];
-      }
+      pooled[f].push_back(values[f]);
+      if (replica_fell_back[f]) ++fell_back[f];
     }
   }
 }
@@ -72,13 +102,10 @@ std::vector<ScalePrediction> summarize(std::span<const double> factors,
 
 std::vector<double> parametric_points(std::span<const double> sample,
                                       std::span<const double> factors, FitMethod method) {
-  const GevFit fit = fit_by(method, sample);
-  std::vector<double> points;
-  for (const double factor : factors) {
-    const Projection projection = project_maximum(fit, factor);
-    points.push_back(projection.valid ? projection.value : kNaN);
-  }
-  return points;
+  if (sample.empty()) return std::vector<double>(factors.size(), kNaN);
+  std::vector<double> copy(sample.begin(), sample.end());
+  std::vector<bool> fell_back;
+  return projections_with_fallback(copy, factors, method, fell_back);
 }
 
 template <typename PartitionKey>

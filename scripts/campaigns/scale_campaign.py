@@ -21,11 +21,20 @@ Outputs in --output: runs.csv (every run), predictions.csv (every
 prediction), comparisons.csv (prediction × actual run), coverage.csv and
 coverage.md (per workload, method and size), scale_<workload>.png,
 campaign.json.
+
+Re-analysis (--reanalyse DIR --tremor PATH): reads DIR's runs.csv and
+campaign.json, re-runs `tremor analyze --json` on every base run's file (read
+only; the files stay as they are) with the campaign's scales and replicas, and
+writes the same outputs to --output from the new predictions and the recorded
+actual runs. No MPI job runs: this re-scores a finished campaign after a
+change to the estimators.
 """
 import argparse
+import csv
 import json
 import os
 import shlex
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -48,10 +57,10 @@ COVERAGE_COLUMNS = ["workload", "method", "processes", "predictions", "pairs", "
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--launcher", required=True,
+    parser.add_argument("--launcher",
                         help="launcher words, e.g. 'mpirun.openmpi --oversubscribe --allow-run-as-root'")
-    parser.add_argument("--profiler", required=True, help="libtremor-<flavour>.so")
-    parser.add_argument("--workload", action="append", required=True, metavar="NAME=COMMAND")
+    parser.add_argument("--profiler", help="libtremor-<flavour>.so")
+    parser.add_argument("--workload", action="append", metavar="NAME=COMMAND")
     parser.add_argument("--base-np", type=int, default=4, help="processes of the base runs")
     parser.add_argument("--target-np", default="8,16,32", help="sizes to run and compare (comma list)")
     parser.add_argument("--predict-only-np", default="",
@@ -59,8 +68,21 @@ def parse_args():
     parser.add_argument("--runs", type=int, default=3, help="repetitions of every size")
     parser.add_argument("--replicas", type=int, default=1000, help="TREMOR_BOOTSTRAP_REPLICAS")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
+    parser.add_argument("--seed-option", metavar="OPTION",
+                        help="workload option taking a seed (ftq_sleep: --seed-option=-r); every run gets its own "
+                             "seed, so repetitions and sizes are independent draws, not replays of one")
     parser.add_argument("--output", required=True)
-    return parser.parse_args()
+    parser.add_argument("--reanalyse", metavar="DIR", help="re-score the finished campaign in DIR (no MPI runs)")
+    parser.add_argument("--tremor", help="the tremor CLI, for --reanalyse")
+    args = parser.parse_args()
+    if args.reanalyse:
+        if not args.tremor:
+            parser.error("--reanalyse needs --tremor")
+        if os.path.abspath(args.reanalyse) == os.path.abspath(args.output):
+            parser.error("--output must differ from the --reanalyse directory (its files are the input)")
+    elif not (args.launcher and args.profiler and args.workload):
+        parser.error("--launcher, --profiler and --workload are required unless --reanalyse is given")
+    return args
 
 
 def factors_for(base, sizes):
@@ -72,11 +94,18 @@ def factors_for(base, sizes):
     return factors
 
 
-def one_run(args, workload, processes, out_dir, scales):
+def run_seed(repetition, processes):
+    return 1 + 1000 * repetition + processes
+
+
+def one_run(args, workload, processes, out_dir, scales, repetition):
+    command = list(workload["command"])
+    if args.seed_option:
+        command += [args.seed_option, str(run_seed(repetition, processes))]
     env = {"TREMOR_SCALES": ",".join(str(f) for f in scales) or "2",
            "TREMOR_BOOTSTRAP_REPLICAS": str(args.replicas)}
     wall, h5_path, json_path = common.run_under_launcher(args.launcher, processes, args.profiler,
-                                                         workload["command"], env, out_dir, args.timeout)
+                                                         command, env, out_dir, args.timeout)
     report = common.read_report(json_path)
     with h5py.File(h5_path, "r") as h5:
         run_time = float(h5.attrs["run_time_s"])
@@ -88,6 +117,44 @@ def one_run(args, workload, processes, out_dir, scales):
 
 def as_float(value):
     return float("nan") if value is None else float(value)
+
+
+def prediction_rows(report_predictions, workload, repetition, base_np):
+    return [{"workload": workload, "repetition": repetition, "base_processes": base_np, "method": p.get("method"),
+             "factor": p.get("factor"), "processes": p.get("processes"), "median_s": as_float(p.get("median_s")),
+             "ci_low_s": as_float(p.get("ci_low_s")), "ci_high_s": as_float(p.get("ci_high_s")),
+             "replicas_failed": p.get("replicas_failed")} for p in report_predictions]
+
+
+def reanalysed_campaign(args):
+    """Runs of the finished campaign in args.reanalyse and fresh predictions
+    from its base-run files."""
+    with open(os.path.join(args.reanalyse, "campaign.json")) as handle:
+        campaign = json.load(handle)
+    recorded = campaign["arguments"]
+    with open(os.path.join(args.reanalyse, "runs.csv"), newline="") as handle:
+        runs = list(csv.DictReader(handle))
+    for run in runs:
+        for key in ("repetition", "processes", "segments"):
+            run[key] = int(run[key])
+        for key in ("wall_s", "run_time_s", "interference_percent"):
+            run[key] = float(run[key])
+    scales = ",".join(str(s) for s in campaign["scales"])
+    predictions = []
+    for run in runs:
+        if run["role"] != "base":
+            continue
+        command = [args.tremor, "analyze", run["h5_file"], "--json", "--scales", scales,
+                   "--replicas", str(recorded["replicas"])]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            sys.exit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.strip()}")
+        report = json.loads(done.stdout)
+        predictions += prediction_rows(report.get("predictions") or [], run["workload"], run["repetition"],
+                                       run["processes"])
+        print(f"{run['workload']} rep {run['repetition']}: re-analysed", flush=True)
+    names = list(campaign["workloads"])
+    return runs, predictions, names, recorded
 
 
 def compare(predictions, runs):
@@ -174,12 +241,47 @@ def plot(workload, runs, predictions, out):
     plt.close(fig)
 
 
+def write_results(output, runs, predictions, names, base_np, target_np, repetitions, settings):
+    comparisons = compare(predictions, runs)
+    coverage = coverage_table(predictions, comparisons)
+    common.write_csv(os.path.join(output, "runs.csv"), runs, RUN_COLUMNS)
+    common.write_csv(os.path.join(output, "predictions.csv"), predictions, PREDICTION_COLUMNS)
+    common.write_csv(os.path.join(output, "comparisons.csv"), comparisons, COMPARISON_COLUMNS)
+    common.write_csv(os.path.join(output, "coverage.csv"), coverage, COVERAGE_COLUMNS)
+    common.write_markdown_table(
+        os.path.join(output, "coverage.md"), "Scale campaign: 95 % interval coverage and median error",
+        coverage, COVERAGE_COLUMNS,
+        [f"Base {base_np} processes, targets {target_np}, {repetitions} repetitions; coverage = share of "
+         "(base-run prediction, actual run) pairs whose actual run time lies inside the interval."])
+    stability = stability_table(predictions)
+    common.write_csv(os.path.join(output, "stability.csv"), stability, STABILITY_COLUMNS)
+    common.write_markdown_table(
+        os.path.join(output, "stability.md"), "Scale campaign: stability of the predictions over base runs",
+        stability, STABILITY_COLUMNS,
+        ["cv_of_medians_percent: standard deviation / mean of the predicted medians over the base repetitions; "
+         "median_interval_width_percent: (high − low) / median."])
+    with open(os.path.join(output, "campaign.json"), "w") as handle:
+        json.dump(settings, handle, indent=1)
+    for name in names:
+        plot(name, runs, predictions, output)
+    with open(os.path.join(output, "coverage.md")) as handle:
+        print(handle.read())
+
+
 def main():
     args = parse_args()
+    os.makedirs(args.output, exist_ok=True)
+    if args.reanalyse:
+        runs, predictions, names, recorded = reanalysed_campaign(args)
+        with open(os.path.join(args.reanalyse, "campaign.json")) as handle:
+            settings = json.load(handle)
+        settings["reanalysed"] = {"source": os.path.abspath(args.reanalyse), "tremor": args.tremor}
+        write_results(args.output, runs, predictions, names, recorded["base_np"], recorded["target_np"],
+                      recorded["runs"], settings)
+        return
     targets = [int(v) for v in args.target_np.split(",") if v]
     predict_only = [int(v) for v in args.predict_only_np.split(",") if v]
     scales = sorted(set(factors_for(args.base_np, targets + predict_only)))
-    os.makedirs(args.output, exist_ok=True)
     workloads = []
     for text in args.workload:
         name, _, command = text.partition("=")
@@ -192,45 +294,16 @@ def main():
             for processes in [args.base_np] + targets:
                 role = "base" if processes == args.base_np else "target"
                 out_dir = os.path.join(args.output, "runs", workload["name"], f"np{processes}_rep{repetition}")
-                row = one_run(args, workload, processes, out_dir, scales if role == "base" else [])
+                row = one_run(args, workload, processes, out_dir, scales if role == "base" else [], repetition)
                 row.update(workload=workload["name"], repetition=repetition, processes=processes, role=role)
                 print(f"{workload['name']} rep {repetition} np {processes}: T={row['run_time_s']:.3f} s", flush=True)
                 runs.append(row)
-                if role != "base":
-                    continue
-                for p in row["_predictions"]:
-                    predictions.append({"workload": workload["name"], "repetition": repetition,
-                                        "base_processes": args.base_np, "method": p.get("method"),
-                                        "factor": p.get("factor"), "processes": p.get("processes"),
-                                        "median_s": as_float(p.get("median_s")),
-                                        "ci_low_s": as_float(p.get("ci_low_s")),
-                                        "ci_high_s": as_float(p.get("ci_high_s")),
-                                        "replicas_failed": p.get("replicas_failed")})
-    comparisons = compare(predictions, runs)
-    coverage = coverage_table(predictions, comparisons)
-    common.write_csv(os.path.join(args.output, "runs.csv"), runs, RUN_COLUMNS)
-    common.write_csv(os.path.join(args.output, "predictions.csv"), predictions, PREDICTION_COLUMNS)
-    common.write_csv(os.path.join(args.output, "comparisons.csv"), comparisons, COMPARISON_COLUMNS)
-    common.write_csv(os.path.join(args.output, "coverage.csv"), coverage, COVERAGE_COLUMNS)
-    common.write_markdown_table(
-        os.path.join(args.output, "coverage.md"), "Scale campaign: 95 % interval coverage and median error",
-        coverage, COVERAGE_COLUMNS,
-        [f"Base {args.base_np} processes, targets {args.target_np}, {args.runs} repetitions; coverage = share of "
-         "(base-run prediction, actual run) pairs whose actual run time lies inside the interval."])
-    stability = stability_table(predictions)
-    common.write_csv(os.path.join(args.output, "stability.csv"), stability, STABILITY_COLUMNS)
-    common.write_markdown_table(
-        os.path.join(args.output, "stability.md"), "Scale campaign: stability of the predictions over base runs",
-        stability, STABILITY_COLUMNS,
-        ["cv_of_medians_percent: standard deviation / mean of the predicted medians over the base repetitions; "
-         "median_interval_width_percent: (high − low) / median."])
-    with open(os.path.join(args.output, "campaign.json"), "w") as handle:
-        json.dump({"arguments": vars(args), "scales": scales,
-                   "workloads": {w["name"]: w["command"] for w in workloads}}, handle, indent=1)
-    for workload in workloads:
-        plot(workload["name"], runs, predictions, args.output)
-    with open(os.path.join(args.output, "coverage.md")) as handle:
-        print(handle.read())
+                if role == "base":
+                    predictions += prediction_rows(row["_predictions"], workload["name"], repetition, args.base_np)
+    settings = {"arguments": vars(args), "scales": scales,
+                "workloads": {w["name"]: w["command"] for w in workloads}}
+    write_results(args.output, runs, predictions, [w["name"] for w in workloads], args.base_np, args.target_np,
+                  args.runs, settings)
 
 
 if __name__ == "__main__":

@@ -63,12 +63,13 @@ RunData synthetic_run(const SyntheticSpec& spec) {
                          r % spec.ranks_per_node});
   }
   SegmentTable& table = run.segments;
-  static constexpr double kPattern[5] = {-2e-3, -1e-3, 0.0, 1e-3, 2e-3};
+  static const std::vector<double> kPattern = {-2e-3, -1e-3, 0.0, 1e-3, 2e-3};
+  const std::vector<double>& pattern = spec.relative_pattern.empty() ? kPattern : spec.relative_pattern;
   std::vector<std::size_t> seen(spec.groups.size(), 0);
   double total = spec.overhead_s;
   for (std::size_t s = 0; s < n; ++s) {
     const SyntheticGroup& group = spec.groups[group_of[s]];
-    const double duration = group.base_duration_s * (1.0 + kPattern[seen[group_of[s]]++ % 5]);
+    const double duration = group.base_duration_s * (1.0 + pattern[seen[group_of[s]]++ % pattern.size()]);
     table.duration_s.push_back(duration);
     table.work.push_back(group.work);
     table.signature.push_back(spec.unique_exact_signatures ? 1000 + s : 0xabc0 + group_of[s]);

@@ -29,11 +29,13 @@ struct SyntheticSpec {
   double overhead_s = 0.0;        // run time beyond the segments
   bool unique_exact_signatures = false;  // every segment its own signature (fallback case)
   std::string counter_source = "papi";
+  std::vector<double> relative_pattern;  // cycled relative deviations; empty: the 5-value default
 };
 
 // Segments are interleaved round-robin over the groups (segment s belongs to
 // group s % groups while that group has members left). Durations follow a
-// fixed 5-value pattern base·(1 + {−2,−1,0,1,2}·1e-3) plus the planted delays.
+// fixed pattern base·(1 + {−2,−1,0,1,2}·1e-3) (or spec.relative_pattern) plus
+// the planted delays.
 RunData synthetic_run(const SyntheticSpec& spec);
 
 // Group of each segment in synthetic_run's table.

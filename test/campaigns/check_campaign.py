@@ -13,9 +13,12 @@ definition; summary.csv/.md and both PNG plots exist.
 scale: predictions exist at every requested size, are finite with
 ci_low <= median <= ci_high, and each method's median does not decrease with
 the scale factor; every target size has actual runs compared with them;
-coverage.csv/.md and the plot exist.
+coverage.csv/.md and the plot exist. With --reanalyse SOURCE (re-scoring a
+finished campaign), runs.csv must be SOURCE's and predictions.csv must equal
+SOURCE's: the offline re-analysis of the base files reproduces the in-run one.
 """
 import csv
+import json
 import math
 import os
 import shutil
@@ -99,10 +102,31 @@ def check_interference(out, argv):
     require_png(os.path.join(out, "accuracy_boxplot.png"))
 
 
+def same_rows(path, reference_path, numeric):
+    rows, reference = read_csv(path), read_csv(reference_path)
+    if len(rows) != len(reference):
+        fail(f"{path}: {len(rows)} rows, {reference_path}: {len(reference)}")
+    for row, expected in zip(rows, reference):
+        for column, value in expected.items():
+            if column in numeric and value and row[column]:
+                if not math.isclose(float(row[column]), float(value), rel_tol=1e-9):
+                    fail(f"{path} {column}: {row[column]} != {value} of {reference_path}")
+            elif row[column] != value:
+                fail(f"{path} {column}: {row[column]!r} != {value!r} of {reference_path}")
+
+
 def check_scale(out, argv):
-    base = int(option(argv, "--base-np", "4"))
-    targets = [int(v) for v in option(argv, "--target-np", "8,16,32").split(",") if v]
-    predicted_only = [int(v) for v in (option(argv, "--predict-only-np", "") or "").split(",") if v]
+    # The campaign's own record of its sizes: a re-analysis run has no size options.
+    with open(os.path.join(out, "campaign.json")) as handle:
+        recorded = json.load(handle)["arguments"]
+    base = int(recorded["base_np"])
+    targets = [int(v) for v in str(recorded["target_np"]).split(",") if v]
+    predicted_only = [int(v) for v in str(recorded["predict_only_np"] or "").split(",") if v]
+    source = option(argv, "--reanalyse")
+    if source:
+        same_rows(os.path.join(out, "runs.csv"), os.path.join(source, "runs.csv"), {"wall_s", "run_time_s"})
+        same_rows(os.path.join(out, "predictions.csv"), os.path.join(source, "predictions.csv"),
+                  {"factor", "processes", "median_s", "ci_low_s", "ci_high_s"})
     predictions = read_csv(os.path.join(out, "predictions.csv"))
     if not predictions:
         fail("no predictions in predictions.csv")

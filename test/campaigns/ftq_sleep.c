@@ -17,6 +17,9 @@
  *   -T US   length of a long sleep in microseconds (20000)
  *   -L S    lognormal sleeps with log-sd S (replaces -s; 0 = off)
  *   -r SEED seed; each rank draws from its own stream (SEED, rank) (1)
+ *
+ * A run's sleeps are fixed by SEED: repetitions meant as independent draws of
+ * the workload need distinct seeds (scale_campaign.py --seed-option -r).
  */
 #include <math.h>
 #include <mpi.h>
@@ -26,12 +29,20 @@
 #include <time.h>
 #include <unistd.h>
 
-/* splitmix64: small, seedable per rank, no global libc state. */
-static uint64_t next_random(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+static uint64_t mix64(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
+}
+
+/* splitmix64: small, seedable per rank, no global libc state. */
+static uint64_t next_random(uint64_t* state) { return mix64(*state += 0x9e3779b97f4a7c15ULL); }
+
+/* A hashed start, not seed·c + rank·γ: splitmix64 steps its state by γ, so
+ * that start made rank r's stream rank 0's shifted by r draws, and ranks
+ * replayed each other's sleeps (and long sleeps) a few iterations apart. */
+static uint64_t stream_start(unsigned long long seed, int rank) {
+  return mix64(mix64((uint64_t)seed) + (uint64_t)rank);
 }
 
 static double uniform_open(uint64_t* state) {
@@ -72,7 +83,7 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  uint64_t state = seed * 0x100000001b3ULL + (uint64_t)rank * 0x9e3779b97f4a7c15ULL;
+  uint64_t state = stream_start(seed, rank);
   double global = 0.0;
   for (int it = 0; it < iterations; ++it) {
     double us = log_sd > 0.0 ? mean_us * exp(normal(&state, -0.5 * log_sd * log_sd, log_sd))

@@ -50,7 +50,7 @@ struct ScalePrediction {
   double point = 0.0;           ///< estimate on the original sample
   PercentileSummary replicas;   ///< median and CI over bootstrap replicas
   std::size_t replicas_used = 0;
-  std::size_t replicas_failed = 0;  ///< unusable refits or invalid projections
+  std::size_t replicas_failed = 0;  ///< replicas whose own fit could not project (they took the fallback)
 };
 
 struct BootstrapOptions {
@@ -66,8 +66,10 @@ std::vector<ScalePrediction> nonparametric_projection(std::span<const double> sa
                                                       std::mt19937_64& engine);
 
 /// Parametric bootstrap: resample with replacement, refit (PWM or MOM), project with EMMA to m.
-/// Replicas whose refit is unusable or whose projection is invalid are counted and skipped.
-/// `point` is EMMA of the fit on the full sample (NaN if that fit is unusable).
+/// A replica whose refit is unusable or whose projection is invalid takes the fallback order of
+/// STATISTICS.md §1d (the other GEV method, then the empirical expected maximum) and is counted
+/// in replicas_failed; it is never skipped, which would bias the interval against the extremes
+/// that break fits. `point` is the same estimate on the full sample.
 std::vector<ScalePrediction> parametric_projection(std::span<const double> sample,
                                                    std::span<const double> factors,
                                                    FitMethod method,
