@@ -99,7 +99,8 @@ def run_seed(repetition, processes):
 
 
 def one_run(args, workload, processes, out_dir, scales, repetition):
-    command = list(workload["command"])
+    # "{seed}" in a workload's command is this run's own seed (workloads without randomness have none).
+    command = [word.replace("{seed}", str(run_seed(repetition, processes))) for word in workload["command"]]
     if args.seed_option:
         command += [args.seed_option, str(run_seed(repetition, processes))]
     env = {"TREMOR_SCALES": ",".join(str(f) for f in scales) or "2",
