@@ -12,40 +12,7 @@
 namespace tremor {
 
 StreamingQuantizer::StreamingQuantizer(std::size_t max_bins)
-    : max_bins_(std::clamp<std::size_t>(max_bins, 1, kMaxBins)), forward_(kIdSpace) {
-  // Two to four new tickets per insert into a full table; when they run out
-  // the heap is rebuilt from the table (~20k instructions for 256 bins), so
-  // 8 tickets per bin keep that below ~25 instructions per insert.
-  heap_.reserve(8 * max_bins_ + 8);
-  dead_ticket_ = static_cast<std::uint32_t>(heap_.capacity());
-  ticket_alive_.resize(dead_ticket_ + 1);  // the dead ticket is never alive
-}
-
-StreamingQuantizer::StreamingQuantizer(const StreamingQuantizer& other)
-    : max_bins_(other.max_bins_),
-      size_(other.size_),
-      rep_(other.rep_),
-      sum_(other.sum_),
-      count_(other.count_),
-      min_(other.min_),
-      max_(other.max_),
-      id_(other.id_),
-      ticket_(other.ticket_),
-      ticket_alive_(other.ticket_alive_),
-      next_ticket_(other.next_ticket_),
-      dead_ticket_(other.dead_ticket_),
-      heap_active_(other.heap_active_),
-      forward_(other.forward_),
-      next_id_(other.next_id_),
-      non_finite_(other.non_finite_) {
-  heap_.reserve(dead_ticket_);
-  heap_.assign(other.heap_.begin(), other.heap_.end());
-}
-
-StreamingQuantizer& StreamingQuantizer::operator=(const StreamingQuantizer& other) {
-  if (this != &other) *this = StreamingQuantizer(other);
-  return *this;
-}
+    : max_bins_(std::clamp<std::size_t>(max_bins, 1, kMaxBins)), forward_(kIdSpace) {}
 
 namespace {
 
@@ -74,13 +41,41 @@ void least_gap(const double* rep, std::size_t begin, std::size_t end, std::size_
   best_index = i + virtual_shift;
 }
 
-// Heap order: the top is the least gap, the lowest pair among equal gaps.
-struct WorseGap {
-  template <typename Entry>
-  bool operator()(const Entry& a, const Entry& b) const noexcept {
-    return a.gap > b.gap || (a.gap == b.gap && a.left_rep > b.left_rep);
+// Least of 16 doubles (none NaN: infinite reps switch the gap index off).
+template <std::size_t N>
+double least_of(const double* values) noexcept {
+  static_assert(N % 4 == 0);
+#if defined(__SSE2__)
+  __m128d a = _mm_loadu_pd(values);
+  __m128d b = _mm_loadu_pd(values + 2);
+  for (std::size_t i = 4; i < N; i += 4) {
+    a = _mm_min_pd(a, _mm_loadu_pd(values + i));
+    b = _mm_min_pd(b, _mm_loadu_pd(values + i + 2));
   }
-};
+  a = _mm_min_pd(a, b);
+  return std::min(_mm_cvtsd_f64(a), _mm_cvtsd_f64(_mm_unpackhi_pd(a, a)));
+#else
+  double least = values[0];
+  for (std::size_t i = 1; i < N; ++i) least = std::min(least, values[i]);
+  return least;
+#endif
+}
+
+// std::lower_bound's probe sequence exactly (so even reps that rounding put
+// out of order give the same position), without branches on the data.
+std::size_t lower_bound_position(const double* reps, std::size_t size, double value) noexcept {
+  std::size_t first = 0;
+  std::size_t length = size;
+  while (length > 0) {
+    const std::size_t half = length >> 1;
+    const bool below = reps[first + half] < value;
+    first = below ? first + half + 1 : first;
+    length = below ? length - half - 1 : half;
+  }
+  return first;
+}
+
+constexpr double kNoGap = std::numeric_limits<double>::infinity();
 
 }  // namespace
 
@@ -89,19 +84,14 @@ StreamingQuantizer::Id StreamingQuantizer::insert(double value) noexcept {
     ++non_finite_;
     value = 0.0;
   }
-  const double* reps = rep_.data();
-  const std::size_t position =
-      static_cast<std::size_t>(std::lower_bound(reps, reps + size_, value) - reps);
+  const std::size_t position = lower_bound_position(rep_.data(), size_, value);
   if (position < size_ && rep_[position] == value) {
     const double old_rep = rep_[position];
     sum_[position] += value;
     ++count_[position];
     rep_[position] = sum_[position] / static_cast<double>(count_[position]);
-    if (heap_active_ && rep_[position] != old_rep) {  // rounding moved the rep
-      heap_active_ = ordered_around(position);
-      renew_gap(position - 1);
-      renew_gap(position);
-    }
+    note_rep(rep_[position]);
+    if (gaps_ready_ && rep_[position] != old_rep) renew_gaps(position == 0 ? 0 : position - 1, position);
     return id_[position];
   }
   // Callers that keep ids renumber before this point (QuantizedColumn); for
@@ -117,80 +107,78 @@ StreamingQuantizer::Id StreamingQuantizer::insert(double value) noexcept {
     return new_id;
   }
   const std::size_t pair = closest_pair(position, value);
+  // Lowest slot whose right gap changed (the slots in between moved, so their
+  // gaps are recomputed too; recomputing an unchanged gap gives the same value).
+  const auto below = [](std::size_t slot, std::size_t by) { return slot >= by ? slot - by : 0; };
   if (pair + 1 == position) {  // the value joins the bin below it
     absorb_value(position - 1, value);
     forward_[new_id] = id_[position - 1];
-    if (!heap_active_) return new_id;
-    heap_active_ = ordered_around(position - 1);
-    renew_gap(position - 2);
-    renew_gap(position - 1);
+    if (gaps_ready_) renew_gaps(below(position, 2), position - 1);
   } else if (pair == position) {  // the value is the lower bin: it keeps the new id
     absorb_value(position, value);
     forward_[id_[position]] = new_id;
     id_[position] = new_id;
-    if (!heap_active_) return new_id;
-    heap_active_ = ordered_around(position);
-    renew_gap(position - 1);
-    renew_gap(position);
+    if (gaps_ready_) renew_gaps(below(position, 1), position);
   } else if (pair + 1 < position) {  // two stored bins below the value merge
     absorb_bin(pair, pair + 1);
     move_range(pair + 2, position, pair + 1);
     place(position - 1, value, new_id);
-    if (!heap_active_) return new_id;
-    heap_active_ = ordered_around(pair);
-    renew_gap(pair - 1);
-    renew_gap(pair);
-    if (pair + 2 < position) renew_gap(position - 2);
-    renew_gap(position - 1);
+    if (gaps_ready_) renew_gaps(below(pair, 1), position - 1);
   } else {  // stored bins pair-1 and pair (above the value) merge into slot pair
     absorb_bin(pair - 1, pair);
     move_range(pair - 1, pair, pair);
     move_range(position, pair - 1, position + 1);
     place(position, value, new_id);
-    if (!heap_active_) return new_id;
-    heap_active_ = ordered_around(pair);
-    renew_gap(position - 1);
-    renew_gap(position);
-    if (position + 1 < pair) renew_gap(pair - 1);
-    renew_gap(pair);
+    if (gaps_ready_) renew_gaps(below(position, 1), pair);
   }
   return new_id;
 }
 
 std::size_t StreamingQuantizer::closest_pair(std::size_t position, double value) noexcept {
-  if (!heap_active_) heap_active_ = rebuild_heap();
-  if (!heap_active_) return closest_pair_by_scan(position, value);
-  // The gap the value splits is gone whatever happens next.
+  if (infinite_rep_) {
+    gaps_ready_ = false;
+    return closest_pair_by_scan(position, value);
+  }
+  if (!gaps_ready_) build_gap_index();
+  // The gap the value splits is not a candidate (it is renewed after the insert).
   if (position >= 1) {
-    ticket_alive_[ticket_[position - 1]] = 0;
-    ticket_[position - 1] = dead_ticket_;
+    gap_[position - 1] = kNoGap;
+    const std::size_t block = (position - 1) / kBlock;
+    block_least_[block] = least_of<kBlock>(&gap_[block * kBlock]);
   }
-  const GapEntry* const stored = least_stored_gap();
+  const double least = least_of<kBlocks>(block_least_.data());
+  // The value's own pairs come first when strictly closer (the lower one on
+  // ties): then the stored pair's slot is not needed.
+  const double below_gap = position >= 1 ? value - rep_[position - 1] : kNoGap;
+  const double above_gap = position < size_ ? rep_[position] - value : kNoGap;
+  if (below_gap < least || above_gap < least) return below_gap <= above_gap ? position - 1 : position;
+  // The first stored pair with the least gap: first block, then first slot.
+  std::size_t stored = 0;
+  if (least != kNoGap) {
+    std::size_t block = 0;
+    while (block_least_[block] != least) ++block;
+    stored = block * kBlock;
+    while (gap_[stored] != least) ++stored;
+  }
   // Candidates in virtual order, strict comparisons: the first least wins.
-  // Reps strictly increase, so the stored pair's side of the value follows
-  // from its left rep; its slot is looked up only if it wins.
-  double best = std::numeric_limits<double>::infinity();
-  bool stored_wins = false;
+  // Stored pair `stored` is below the value if stored < position - 1, above
+  // it (virtual index + 1) if stored >= position.
+  double best = kNoGap;
   std::size_t pair = 0;
-  if (stored != nullptr && stored->left_rep < value && stored->gap < best) {
-    best = stored->gap;
-    stored_wins = true;
+  if (stored + 1 < position && least < best) {
+    best = least;
+    pair = stored;
   }
-  if (position >= 1 && value - rep_[position - 1] < best) {
-    best = value - rep_[position - 1];
-    stored_wins = false;
+  if (below_gap < best) {
+    best = below_gap;
     pair = position - 1;
   }
-  if (position < size_ && rep_[position] - value < best) {
-    best = rep_[position] - value;
-    stored_wins = false;
+  if (above_gap < best) {
+    best = above_gap;
     pair = position;
   }
-  if (stored != nullptr && stored->left_rep > value && stored->gap < best) stored_wins = true;
-  if (!stored_wins) return pair;
-  const double* reps = rep_.data();
-  const auto slot = static_cast<std::size_t>(std::lower_bound(reps, reps + size_, stored->left_rep) - reps);
-  return slot < position ? slot : slot + 1;  // virtual index of its lower bin
+  if (stored >= position && least < best) pair = stored + 1;
+  return pair;
 }
 
 // Virtual gap j is the stored gap j before the new value and stored gap j-1
@@ -213,51 +201,22 @@ std::size_t StreamingQuantizer::closest_pair_by_scan(std::size_t position, doubl
   return pair;
 }
 
-bool StreamingQuantizer::rebuild_heap() noexcept {
-  heap_.clear();
-  for (std::size_t i = 0; i + 1 < size_; ++i)
-    if (!(rep_[i] < rep_[i + 1])) return false;
-  std::fill(ticket_alive_.begin(), ticket_alive_.end(), 0);
-  next_ticket_ = 0;
-  for (std::size_t i = 0; i + 1 < size_; ++i) {
-    ticket_[i] = next_ticket_++;
-    ticket_alive_[ticket_[i]] = 1;
-    heap_.push_back(GapEntry{rep_[i + 1] - rep_[i], rep_[i], ticket_[i]});
-  }
-  ticket_[size_ - 1] = dead_ticket_;
-  std::make_heap(heap_.begin(), heap_.end(), WorseGap{});
-  return true;
+void StreamingQuantizer::build_gap_index() noexcept {
+  gap_.fill(kNoGap);
+  block_least_.fill(kNoGap);
+  gaps_ready_ = true;
+  renew_gaps(0, size_ - 1);
 }
 
-// Drops stale entries from the top; nullptr if no gap is left.
-const StreamingQuantizer::GapEntry* StreamingQuantizer::least_stored_gap() noexcept {
-  while (!heap_.empty() && !ticket_alive_[heap_.front().ticket]) {
-    std::pop_heap(heap_.begin(), heap_.end(), WorseGap{});
-    heap_.pop_back();
-  }
-  return heap_.empty() ? nullptr : &heap_.front();
-}
-
-// The gap right of `slot` changed (out-of-range slots are ignored).
-void StreamingQuantizer::renew_gap(std::size_t slot) noexcept {
-  if (!heap_active_ || slot >= size_) return;
-  ticket_alive_[ticket_[slot]] = 0;
-  if (slot + 1 == size_) {
-    ticket_[slot] = dead_ticket_;
+void StreamingQuantizer::renew_gaps(std::size_t first, std::size_t last) noexcept {
+  if (infinite_rep_) {  // NaN gaps possible: the scan takes over
+    gaps_ready_ = false;
     return;
   }
-  if (next_ticket_ == dead_ticket_) {  // mostly stale by now: start afresh
-    heap_active_ = rebuild_heap();
-    return;
-  }
-  ticket_[slot] = next_ticket_++;
-  ticket_alive_[ticket_[slot]] = 1;
-  heap_.push_back(GapEntry{rep_[slot + 1] - rep_[slot], rep_[slot], ticket_[slot]});
-  std::push_heap(heap_.begin(), heap_.end(), WorseGap{});
-}
-
-bool StreamingQuantizer::ordered_around(std::size_t slot) const noexcept {
-  return (slot == 0 || rep_[slot - 1] < rep_[slot]) && (slot + 1 >= size_ || rep_[slot] < rep_[slot + 1]);
+  const std::size_t end = std::min(last + 1, size_ - 1);  // gaps past the last pair stay kNoGap
+  for (std::size_t slot = first; slot < end; ++slot) gap_[slot] = rep_[slot + 1] - rep_[slot];
+  for (std::size_t block = first / kBlock; block <= last / kBlock; ++block)
+    block_least_[block] = least_of<kBlock>(&gap_[block * kBlock]);
 }
 
 void StreamingQuantizer::move_range(std::size_t begin, std::size_t end, std::size_t to) noexcept {
@@ -270,7 +229,6 @@ void StreamingQuantizer::move_range(std::size_t begin, std::size_t end, std::siz
   move(min_);
   move(max_);
   move(id_);
-  move(ticket_);
 }
 
 void StreamingQuantizer::place(std::size_t slot, double value, Id id) noexcept {
@@ -280,7 +238,6 @@ void StreamingQuantizer::place(std::size_t slot, double value, Id id) noexcept {
   min_[slot] = value;
   max_[slot] = value;
   id_[slot] = id;
-  ticket_[slot] = dead_ticket_;  // the slot may hold a copy of a moved bin's ticket
 }
 
 void StreamingQuantizer::absorb_value(std::size_t slot, double value) noexcept {
@@ -289,6 +246,7 @@ void StreamingQuantizer::absorb_value(std::size_t slot, double value) noexcept {
   min_[slot] = std::min(min_[slot], value);
   max_[slot] = std::max(max_[slot], value);
   rep_[slot] = sum_[slot] / static_cast<double>(count_[slot]);
+  note_rep(rep_[slot]);
 }
 
 // Slot `into` (the lower bin) absorbs slot `from`; the caller moves slots.
@@ -298,8 +256,8 @@ void StreamingQuantizer::absorb_bin(std::size_t into, std::size_t from) noexcept
   min_[into] = std::min(min_[into], min_[from]);
   max_[into] = std::max(max_[into], max_[from]);
   rep_[into] = sum_[into] / static_cast<double>(count_[into]);
+  note_rep(rep_[into]);
   forward_[id_[from]] = id_[into];
-  ticket_alive_[ticket_[from]] = 0;  // its gap is gone with it
 }
 
 StreamingQuantizer::Id StreamingQuantizer::find(Id id) noexcept {
@@ -343,7 +301,7 @@ BinTable StreamingQuantizer::bins() const {
 }
 
 std::size_t StreamingQuantizer::memory_bytes() const noexcept {
-  return sizeof(*this) + forward_.capacity() * sizeof(Id) + heap_.capacity() * sizeof(GapEntry) + ticket_alive_.capacity();
+  return sizeof(*this) + forward_.capacity() * sizeof(Id);
 }
 
 // ---------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 // The gap-heap quantizer against the full-scan implementation it replaced
 // (quantizer_reference.hpp): same ids, same bins bit for bit, same final bin
 // of every sample, over streams built to produce ties (integers, arithmetic
-// progressions), repeated values whose rep drifts by rounding, huge and
+// progressions), repeated values whose rep drifts by rounding (until two bins
+// share a rep, as tick-valued times do at boundaries), huge and
 // negative values whose sums overflow, and non-finite values.
 #include <catch2/catch.hpp>
 
@@ -58,6 +59,13 @@ TEST_CASE("Gap heap gives exactly the full scan's bins, ids and tie-breaking", "
       {"repeated decimals (reps drift by rounding)",
        [](std::mt19937_64& e, std::size_t) {
          return 0.1 * static_cast<double>(std::uniform_int_distribution<int>(1, 300)(e)) + 1e-17 * std::uniform_int_distribution<int>(0, 3)(e);
+       }},
+      {"tick-valued times (repeats drift into bins of equal rep)",
+       [](std::mt19937_64& e, std::size_t) {
+         // A narrow core of ~100 tick counts repeated many times, and a rare wide tail that fills the table.
+         const double spread = std::bernoulli_distribution(0.02)(e) ? 1.0 : 0.005;
+         const double ticks = std::round(std::lognormal_distribution<double>(std::log(3000.0), spread)(e));
+         return ticks * (1.0 / 2.4e9);
        }},
       {"negative and positive, wide range",
        [](std::mt19937_64& e, std::size_t) {

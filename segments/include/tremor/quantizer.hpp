@@ -3,16 +3,18 @@
 // Bins are kept as parallel arrays sorted by rep = sum/count. An insert is a
 // binary search and, when the table is full, a look-up of the closest pair of
 // "bins + new value" followed by a single shift of the slots between the new
-// value and that pair. The closest stored pair comes from a min-heap of gaps
-// invalidated lazily: each slot holds a ticket for the gap to its right, a
-// changed gap gets a new ticket and entries whose ticket is dead are skipped.
-// Ties go to the lower pair (entries are ordered by gap, then by the left
-// bin's rep), exactly as a left-to-right scan would. Should rounding ever make
-// two reps equal or out of order, the heap is switched off and a full scan
-// used until the order is strict again. No allocation after construction.
+// value and that pair. The closest stored pair comes from a two-level index
+// of the gaps rep[i+1] - rep[i]: the gaps themselves and the least gap of
+// each block of 16, so a look-up reads 16 block minima and one block, and a
+// changed gap refreshes its block. Ties go to the lowest pair, exactly as a
+// left-to-right scan would, whatever the order of the reps (rounding can make
+// neighbouring reps equal or even swap them). Once a rep is infinite (a sum
+// overflowed) gaps can be NaN and the full scan is used for good. No
+// allocation after construction.
 //
 #pragma once
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -31,11 +33,6 @@ class StreamingQuantizer {
 
   // max_bins is clamped to [1, kMaxBins].
   explicit StreamingQuantizer(std::size_t max_bins = kMaxBins);
-  // Copies keep the heap's full capacity, so inserts never allocate.
-  StreamingQuantizer(const StreamingQuantizer& other);
-  StreamingQuantizer& operator=(const StreamingQuantizer& other);
-  StreamingQuantizer(StreamingQuantizer&&) noexcept = default;
-  StreamingQuantizer& operator=(StreamingQuantizer&&) noexcept = default;
 
   // Returns the id of the value's bin. Callers that store ids must renumber()
   // when ids_exhausted(); otherwise insert retires all ids issued so far.
@@ -73,19 +70,14 @@ class StreamingQuantizer {
   // index of its lower member), first one on ties.
   std::size_t closest_pair(std::size_t position, double value) noexcept;
   std::size_t closest_pair_by_scan(std::size_t position, double value) const noexcept;
-  bool rebuild_heap() noexcept;  // false (heap unusable) unless reps strictly increase
-  struct GapEntry;
-  const GapEntry* least_stored_gap() noexcept;
-  void renew_gap(std::size_t slot) noexcept;
-  bool ordered_around(std::size_t slot) const noexcept;
-
-  struct GapEntry {
-    double gap;       // rep[slot + 1] - rep[slot] when pushed
-    double left_rep;  // finds the slot (reps are strictly increasing) and breaks ties
-    std::uint32_t ticket;
-  };
+  void build_gap_index() noexcept;
+  // Recomputes the gaps right of slots [first, last] and their blocks' minima.
+  void renew_gaps(std::size_t first, std::size_t last) noexcept;
+  void note_rep(double rep) noexcept { infinite_rep_ = infinite_rep_ || !std::isfinite(rep); }
 
   static constexpr std::size_t kSlots = kMaxBins;
+  static constexpr std::size_t kBlock = 16;
+  static constexpr std::size_t kBlocks = kSlots / kBlock;
   std::size_t max_bins_;
   std::size_t size_ = 0;
   std::array<double, kSlots> rep_{};
@@ -94,14 +86,12 @@ class StreamingQuantizer {
   std::array<double, kSlots> min_{};
   std::array<double, kSlots> max_{};
   std::array<Id, kSlots> id_{};
-  // Tickets are issued afresh after each heap rebuild, one per changed gap,
-  // so there are at most as many as the heap has room for (plus the dead ticket).
-  std::array<std::uint32_t, kSlots> ticket_{};  // of the gap to the slot's right
-  std::vector<GapEntry> heap_;  // capacity fixed at construction (~50 KB for 256 bins)
-  std::vector<std::uint8_t> ticket_alive_;
-  std::uint32_t next_ticket_ = 0;
-  std::uint32_t dead_ticket_ = 0;  // held by the last slot and by a gap being replaced
-  bool heap_active_ = false;  // only ever true while the table is full
+  // Valid once the table is full (gaps_ready_): gap_[i] = rep[i+1] - rep[i],
+  // +infinity past the last pair; block_least_[b] = least of gap_[16b, 16b+16).
+  std::array<double, kSlots> gap_{};
+  std::array<double, kBlocks> block_least_{};
+  bool gaps_ready_ = false;
+  bool infinite_rep_ = false;  // sticky: some rep overflowed, gaps may be NaN
   std::vector<Id> forward_;  // kIdSpace entries, allocated once: insert never allocates
   std::size_t next_id_ = 0;
   std::uint64_t non_finite_ = 0;
