@@ -93,7 +93,7 @@ def mpi_wrapper(name, params, kind, rule):
     boundary = kind.startswith("boundary:")
     if boundary:
         before += ["const bool closes_segment = spans_world(comm);",
-                   "const WorkReading work_at_entry = closes_segment ? read_work() : WorkReading{};"]
+                   "const WorkReading work_at_entry = closes_segment ? boundary_entry_work(*state) : WorkReading{};"]
     leave = "leave_io" if kind.startswith("io_") else "leave_mpi"
     cid = call_id(name)
     arglist = ", ".join(args)

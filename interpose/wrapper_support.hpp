@@ -57,6 +57,9 @@ struct WorkReading {
   bool valid = false;
 };
 WorkReading read_work() noexcept;
+// The same, but without the counter read when the thread read it very
+// recently (CPU-time counter only): see Recorder::boundary_entry_work.
+WorkReading boundary_entry_work(ThreadState& state) noexcept;
 // Closes the open segment after a boundary collective returned.
 void close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkReading work_at_entry) noexcept;
 

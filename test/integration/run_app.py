@@ -127,6 +127,28 @@ def check_sde(f, args):
         fail("per-rank work deltas are not exact")
 
 
+def check_work(f, args):
+    """bsp_demo -u US: the CPU-time work of a segment is its compute, whether
+    the boundary read the counter or took the time since a recent reading as
+    busy (segments under 20 us). The compute is calibrated in wall time, which
+    this VM's two vCPUs make unreliable, so work is compared with the
+    segment's own time outside MPI (CPU time <= wall time; equal when the
+    rank kept its core) and across the program's 1x and 2x iterations."""
+    if text(f.attrs["counter_source"]) != "thread_cputime":
+        fail(f"counter source is {text(f.attrs['counter_source'])}, not thread_cputime")
+    # The first and last segments hold start-up and exit; column j is iteration j - 1.
+    work = detail_values(f, "work")[:, 1:-1]
+    outside = (detail_values(f, "duration") - detail_values(f, "mpi_time"))[:, 1:-1] * 1e9
+    share = np.median(work / np.maximum(outside, 1.0))
+    small, large = np.median(work[:, 1::2]), np.median(work[:, 0::2])
+    print(f"median work {small * 1e-3:.2f} us and {large * 1e-3:.2f} us (-u {args['us']}), "
+          f"{share:.3f} of the time outside MPI")
+    if not 0.6 <= share <= 1.05:
+        fail(f"work is {share:.3f} of the time outside MPI")
+    if not 1.5 <= large / small <= 2.5:
+        fail(f"2x iterations show {large / small:.2f}x the work of 1x ones")
+
+
 def check_schema(f, args):
     quantized, features = metric_names()
     required = ["segments/duration_s", "segments/duration_upper_s", "segments/work", "segments/signature",
@@ -239,13 +261,20 @@ def check_planted(f, args):
     if background > quiet_pp:
         raise BusyMachine(f"{background:.2f} % of interference outside the planted segments (> {quiet_pp} %): "
                           "the machine was busy, so the whole-run figures were not compared with the planted truth")
-    if estimate > truth + float(args.get("slack_pp", "3")):
+    slack = float(args.get("slack_pp", "3"))
+    if estimate > truth + slack:
         fail(f"estimate {estimate:.2f} % too far from the planted {truth:.2f} %")
     top = max(report["stragglers"]["ranks"], key=lambda r: r["impact_s"])
     if top["rank"] != rank:
         fail(f"top straggler is rank {top['rank']}, expected {rank}: {report['stragglers']}")
-    if report["class"] != args["class"]:
-        fail(f"class {report['class']}, expected {args['class']}")
+    # The class of the truth (STATISTICS.md §6: low < 7.5 % <= medium <= 15 % < high),
+    # over the same tolerance: a machine that slows the whole run evenly (no
+    # flagged segment) shrinks the planted share, and can rightly move the class.
+    def interference_class(percent):
+        return "low" if percent < 7.5 else "high" if percent > 15.0 else "medium"
+    allowed = {interference_class(truth - 1.0), interference_class(truth + slack), interference_class(truth)}
+    if report["class"] not in allowed:
+        fail(f"class {report['class']}, expected {' or '.join(sorted(allowed))} for the planted {truth:.2f} %")
 
 
 def check_quiet(f, args):
@@ -266,7 +295,7 @@ def check_offline(f, args):
         fail("offline report differs from the in-process report")
 
 
-CHECKS = {"planted": check_planted, "quiet": check_quiet, "offline": check_offline, "fortran": check_fortran, "stacked": check_stacked, "bsp": check_bsp, "segments": check_segments, "io": check_io, "sde": check_sde, "schema": check_schema}
+CHECKS = {"work": check_work, "planted": check_planted, "quiet": check_quiet, "offline": check_offline, "fortran": check_fortran, "stacked": check_stacked, "bsp": check_bsp, "segments": check_segments, "io": check_io, "sde": check_sde, "schema": check_schema}
 
 
 def main():
