@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 RUN_COLUMNS = ["workload", "repetition", "processes", "role", "wall_s", "run_time_s", "interference_percent",
                "segments", "h5_file"]
 PREDICTION_COLUMNS = ["workload", "repetition", "base_processes", "method", "factor", "processes", "median_s",
-                      "ci_low_s", "ci_high_s", "replicas_failed"]
+                      "ci_low_s", "ci_high_s", "replicas_failed", "variance_inflation"]
 COMPARISON_COLUMNS = PREDICTION_COLUMNS + ["actual_repetition", "actual_run_time_s", "inside", "relative_error"]
 STABILITY_COLUMNS = ["workload", "method", "processes", "predictions", "median_predicted_s", "cv_of_medians_percent",
                      "median_interval_width_percent"]
@@ -124,7 +124,8 @@ def prediction_rows(report_predictions, workload, repetition, base_np):
     return [{"workload": workload, "repetition": repetition, "base_processes": base_np, "method": p.get("method"),
              "factor": p.get("factor"), "processes": p.get("processes"), "median_s": as_float(p.get("median_s")),
              "ci_low_s": as_float(p.get("ci_low_s")), "ci_high_s": as_float(p.get("ci_high_s")),
-             "replicas_failed": p.get("replicas_failed")} for p in report_predictions]
+             "replicas_failed": p.get("replicas_failed"),
+             "variance_inflation": as_float(p.get("variance_inflation"))} for p in report_predictions]
 
 
 def reanalysed_campaign(args):

@@ -127,9 +127,10 @@ TEST_CASE("JSON report carries the documented fields", "[report]") {
   CHECK(json["groups"].size() == 2);
   CHECK(json["predictions"].size() == 15);  // 5 methods x 3 factors
   for (const auto& prediction : json["predictions"]) {
-    for (const char* key : {"method", "factor", "processes", "median_s", "ci_low_s", "ci_high_s"}) {
+    for (const char* key : {"method", "factor", "processes", "median_s", "ci_low_s", "ci_high_s", "variance_inflation"}) {
       CHECK(prediction.contains(key));
     }
+    CHECK(prediction["variance_inflation"].get<double>() >= 1.0);
   }
 }
 
@@ -150,6 +151,7 @@ TEST_CASE("report_run writes /analysis and the reserved JSON; tremor analyze agr
   std::fclose(text_out);
   CHECK_THAT(printed, Catch::Contains("of this run was lost to interference"));
   CHECK_THAT(printed, Catch::Contains("\"probability_high\""));
+  CHECK_THAT(printed, Catch::Contains("Segment-time variance inflation"));
 
   const nlohmann::json in_process = nlohmann::json::parse(slurp(json_path));
   CHECK(in_process["class"] == "medium");
@@ -160,6 +162,7 @@ TEST_CASE("report_run writes /analysis and the reserved JSON; tremor analyze agr
   CHECK(H5Lexists(file, "/analysis", H5P_DEFAULT) > 0);
   CHECK(H5Lexists(file, "/analysis/segments", H5P_DEFAULT) > 0);
   CHECK(H5Lexists(file, "/analysis/predictions", H5P_DEFAULT) > 0);
+  CHECK(H5Lexists(file, "/analysis/predictions/variance_inflation", H5P_DEFAULT) > 0);
   CHECK(H5Lexists(file, "/analysis/report_json", H5P_DEFAULT) > 0);
   H5Fclose(file);
 

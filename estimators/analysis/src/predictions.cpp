@@ -27,6 +27,17 @@
 // quadrature to each half-width, so the interval is a prediction interval for
 // one run's time, which is what users compare it with.
 //
+// Dependence. Both terms above treat a run's segments as independent. On a
+// shared machine slow periods last several segments, so segment times are
+// positively autocorrelated and the variance of their sum (and of their mean)
+// is several times the iid value. The variance inflation factor (VIF, Newey–
+// West long-run variance over the iid variance, estimators/long_run_variance)
+// of the usable-group segments' residuals from their group mean, in segment
+// order (the mean removes the groups' levels, which are not dependence),
+// scales both: bootstrap half-widths by √VIF (estimation of the expected
+// total) and the one-run variance by VIF, i.e. every half-width by √VIF.
+// The same factor is assumed for the run at the larger scale.
+//
 // Fallback. A parametric replica whose fit breaks (typically on the replicas
 // holding the sample's extremes) takes the other GEV method, then the
 // non-parametric value, and is counted in replicas_failed; a large share
@@ -38,6 +49,7 @@
 #include <algorithm>
 #include <boost/math/distributions/normal.hpp>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -45,6 +57,7 @@
 #include "analysis_internal.hpp"
 #include "tremor/estimators/bootstrap.hpp"
 #include "tremor/estimators/gev_fit.hpp"
+#include "tremor/estimators/long_run_variance.hpp"
 #include "tremor/estimators/order_statistics.hpp"
 
 namespace tremor::analysis::detail {
@@ -159,13 +172,49 @@ void warn_if_fit_misses_extremes(RunAnalysis& analysis, const std::string& metho
            "the non-parametric prediction."});
 }
 
+// Residuals of the usable-group segments from their group's mean
+// duration_upper, in segment order.
+est::VarianceInflation segment_time_inflation(const RunData& run, const RunAnalysis& analysis) {
+  const std::vector<double>& upper = run.segments.duration_upper_s;
+  std::vector<double> group_mean(analysis.groups.size(), 0.0);
+  for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
+    const GroupResult& group = analysis.groups[g];
+    if (!group.usable || group.members.empty()) continue;
+    for (const std::size_t segment : group.members) group_mean[g] += upper[segment];
+    group_mean[g] /= static_cast<double>(group.members.size());
+  }
+  std::vector<double> residuals;
+  const std::size_t segments = std::min(upper.size(), analysis.segment_group.size());
+  for (std::size_t segment = 0; segment < segments; ++segment) {
+    const std::int64_t g = analysis.segment_group[segment];
+    if (g < 0 || !analysis.groups[static_cast<std::size_t>(g)].usable) continue;
+    residuals.push_back(upper[segment] - group_mean[static_cast<std::size_t>(g)]);
+  }
+  return est::variance_inflation_factor(residuals);
+}
+
+// Above this VIF the report warns: the intervals are then at least √2 ≈ 1.4
+// times as wide as the iid ones.
+constexpr double kAutocorrelationWarningAbove = 2.0;
+
+void warn_if_autocorrelated(RunAnalysis& analysis, const est::VarianceInflation& inflation) {
+  if (!(inflation.factor > kAutocorrelationWarningAbove)) return;
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "Segment times are autocorrelated (slow and fast periods last several segments): the variance of "
+                "their sum is %.1f times the independent value%s, so the prediction intervals are %.2f times as "
+                "wide as for independent segments.",
+                inflation.factor, inflation.capped ? " (capped)" : "", std::sqrt(inflation.factor));
+  analysis.warnings.push_back({"autocorrelated_segments", text});
+}
+
 struct Calibration {
   double other = 0.0;  // Σ duration_upper of segments outside usable groups
   double scale = 1.0;  // run_time / Σ duration_upper of all segments
 };
 
 void add_total(RunAnalysis& analysis, const std::string& method, const MethodTotals& totals,
-               const Calibration& calibration, double world_size) {
+               const Calibration& calibration, double world_size, double variance_inflation) {
   const auto total = [&](double groups) { return calibration.scale * (calibration.other + groups); };
   if (!totals.available) {
     analysis.warnings.push_back({"prediction_unavailable",
@@ -178,10 +227,11 @@ void add_total(RunAnalysis& analysis, const std::string& method, const MethodTot
   for (std::size_t f = 0; f < scales.size(); ++f) {
     const double median = totals.median[f];
     const double run_spread = z * std::sqrt(std::max(0.0, totals.run_variance[f]));
-    const double below = std::hypot(std::max(0.0, median - totals.low[f]), run_spread);
-    const double above = std::hypot(std::max(0.0, totals.high[f] - median), run_spread);
+    const double widening = std::sqrt(variance_inflation);
+    const double below = widening * std::hypot(std::max(0.0, median - totals.low[f]), run_spread);
+    const double above = widening * std::hypot(std::max(0.0, totals.high[f] - median), run_spread);
     analysis.predictions.push_back({method, scales[f], scales[f] * world_size, total(median), total(median - below),
-                                    total(median + above), totals.failed[f]});
+                                    total(median + above), totals.failed[f], variance_inflation});
   }
   warn_if_fit_misses_extremes(analysis, method, totals);
 }
@@ -234,9 +284,13 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
     mom.add(est::parametric_projection(sample, factors, est::FitMethod::mom, options, engine), count, 0.0);
   }
   if (factors.empty()) return;
-  add_total(analysis, "nonparametric", nonparametric, calibration, world_size);
-  add_total(analysis, "pwm", pwm, calibration, world_size);
-  add_total(analysis, "mom", mom, calibration, world_size);
+  const est::VarianceInflation inflation = segment_time_inflation(run, analysis);
+  const double vif = inflation.factor;
+  analysis.prediction_variance_inflation = vif;
+  warn_if_autocorrelated(analysis, inflation);
+  add_total(analysis, "nonparametric", nonparametric, calibration, world_size, vif);
+  add_total(analysis, "pwm", pwm, calibration, world_size, vif);
+  add_total(analysis, "mom", mom, calibration, world_size, vif);
 
   // Per-rank variants: each sample is one rank's arrival, so f× processes
   // is the maximum of f·P arrivals; the late rank's wait (the collective's own
@@ -270,7 +324,7 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
       if (usable_index < group_segment_variance.size()) totals.add_run_variance(group_segment_variance[usable_index], count);
       ++usable_index;
     }
-    add_total(analysis, method, totals, calibration, world_size);
+    add_total(analysis, method, totals, calibration, world_size, vif);
   };
   if (nodes.size() > 1) per_rank_variant("pwm-internode", true, nodes.size());
   if (shared_node) {

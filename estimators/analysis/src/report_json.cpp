@@ -73,7 +73,8 @@ json predictions_json(const RunAnalysis& analysis) {
                            {"median_s", number(prediction.median_s)},
                            {"ci_low_s", number(prediction.ci_low_s)},
                            {"ci_high_s", number(prediction.ci_high_s)},
-                           {"replicas_failed", prediction.replicas_failed}});
+                           {"replicas_failed", prediction.replicas_failed},
+                           {"variance_inflation", number(prediction.variance_inflation)}});
   }
   return predictions;
 }

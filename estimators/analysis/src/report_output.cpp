@@ -59,7 +59,7 @@ bool write_groups(RunFileAppender& out, const RunAnalysis& analysis) {
 bool write_predictions(RunFileAppender& out, const RunAnalysis& analysis) {
   constexpr std::string_view path = "/analysis/predictions";
   std::vector<std::string> method;
-  std::vector<double> factor, processes, median, low, high;
+  std::vector<double> factor, processes, median, low, high, inflation;
   for (const Prediction& p : analysis.predictions) {
     method.push_back(p.method);
     factor.push_back(p.factor);
@@ -67,10 +67,12 @@ bool write_predictions(RunFileAppender& out, const RunAnalysis& analysis) {
     median.push_back(p.median_s);
     low.push_back(p.ci_low_s);
     high.push_back(p.ci_high_s);
+    inflation.push_back(p.variance_inflation);
   }
   return out.write(path, "method", method) && out.write(path, "factor", factor) &&
          out.write(path, "processes", processes) && out.write(path, "median_s", median) &&
-         out.write(path, "ci_low_s", low) && out.write(path, "ci_high_s", high);
+         out.write(path, "ci_low_s", low) && out.write(path, "ci_high_s", high) &&
+         out.write(path, "variance_inflation", inflation);
 }
 
 bool write_all(std::FILE* stream, const std::string& text) {

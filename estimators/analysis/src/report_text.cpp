@@ -142,6 +142,8 @@ void predictions(std::ostringstream& out, const RunAnalysis& analysis) {
     out << format("  %-15s %6g %10g %10.3f  %12.3f  %12.3f\n", prediction.method.c_str(), prediction.factor,
                   prediction.processes, prediction.median_s, prediction.ci_low_s, prediction.ci_high_s);
   }
+  wrap(out, format("Segment-time variance inflation (autocorrelation): %.2f; intervals widened \u00d7%.2f.",
+                   analysis.prediction_variance_inflation, std::sqrt(analysis.prediction_variance_inflation)));
 }
 
 void warnings(std::ostringstream& out, const RunAnalysis& analysis) {

@@ -72,6 +72,7 @@ struct Prediction {
   double ci_low_s = 0.0;
   double ci_high_s = 0.0;
   std::size_t replicas_failed = 0;  // summed over groups
+  double variance_inflation = 1.0;  // segment-time VIF that widened the interval (×√VIF)
 };
 
 struct Warning {
@@ -102,6 +103,9 @@ struct RunAnalysis {
   std::vector<RankImpact> stragglers;  // descending impact
   std::vector<NodeImpact> nodes;       // descending impact
   std::vector<Prediction> predictions;
+  // Long-run / iid variance of the segment times (autocorrelation), in [1, 10];
+  // 1 without predictions or with too few segments.
+  double prediction_variance_inflation = 1.0;
   std::vector<Warning> warnings;
 };
 
