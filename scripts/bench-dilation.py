@@ -4,7 +4,12 @@
 wrapper = the floor, Tremor) run in interleaved rounds; reports the median
 loop time per configuration and the median per-round ratio to 'none'.
 
-usage: bench-dilation.py BUILD_DIR [--pairs 9] [--np 2] [--sleep]
+usage: bench-dilation.py BUILD_DIR [--pairs 9] [--np 2] [--sleep] [--extra NAME=LIBRARY ...]
+                          [--rates 10,100,1000,5000]
+--extra adds a preload library of your own (e.g. an experimental build) to
+the interleaved rounds. With /usr/bin/time present, the job's involuntary
+context switches (launcher and ranks) are reported too: under
+oversubscription every system call is a chance to lose the core.
 Compute is calibrated once (bsp_demo -P) and fixed for every run (-c), so
 runs differ only by what the machine and the tool do. The time is
 bsp_demo's own loop time (-t), so MPI_Init/MPI_Finalize (and
@@ -29,6 +34,10 @@ def main():
     parser.add_argument("--pairs", type=int, default=9)
     parser.add_argument("--np", type=int, default=2)
     parser.add_argument("--sleep", action="store_true", help="ranks sleep instead of computing (oversubscribed runs)")
+    parser.add_argument("--rates", default=",".join(str(r) for r in RATES),
+                        help="boundary rates to run, Hz (from " + ", ".join(str(r) for r in RATES) + ")")
+    parser.add_argument("--extra", action="append", default=[], metavar="NAME=LIBRARY",
+                        help="another preload library to run in the same rounds")
     opts = parser.parse_args()
     library = glob.glob(os.path.join(opts.build, "interpose", "libtremor-*.so"))[0]
     flavour = re.search(r"libtremor-(\w+)\.so", library).group(1)
@@ -37,6 +46,12 @@ def main():
     demo = os.path.join(opts.build, "test", "integration", "bsp_demo")
     configurations = {"none": None, "empty": os.path.join(opts.build, "test", "bench", "libempty_pmpi_wrapper.so"),
                       "tremor": library}
+    for extra in opts.extra:
+        name, _, path = extra.partition("=")
+        if not name or not os.path.exists(path):
+            sys.exit(f"--extra {extra}: expected NAME=an existing library")
+        configurations[name] = path
+    timer = ["/usr/bin/time", "-f", "ctxsw %c %w"] if os.access("/usr/bin/time", os.X_OK) else []
     out = tempfile.mkdtemp(prefix="tremor-dilation-")
     # Calibrate the compute loop once, so every run does the same work.
     calibration = []
@@ -44,9 +59,15 @@ def main():
         result = subprocess.run(launcher + ["-n", "1", demo, "-P"], capture_output=True, text=True, timeout=120)
         calibration = ["-c", re.search(r"units_per_us (\d+)", result.stdout).group(1)]
     print(f"{flavour}, {opts.np} processes, {opts.pairs} interleaved rounds{', sleeping ranks' if opts.sleep else ''}")
-    print(f"{'rate':>7} {'config':>7} {'median s':>9} {'ratio':>7} {'ratio min..max':>16}")
-    for rate, (iterations, base_us) in RATES.items():
+    print(f"{'rate':>7} {'config':>7} {'median s':>9} {'ratio':>7} {'ratio min..max':>16}"
+          + (f" {'invol. ctxsw':>13} {'vol. ctxsw':>11}" if timer else ""))
+    rates = [int(r) for r in opts.rates.split(",")]
+    if any(r not in RATES for r in rates):
+        sys.exit(f"--rates: choose from {', '.join(str(r) for r in RATES)}")
+    for rate in rates:
+        iterations, base_us = RATES[rate]
         times = {name: [] for name in configurations}
+        switches = {name: [] for name in configurations}
         for _ in range(opts.pairs):
             for name, preload in configurations.items():
                 env = dict(os.environ, TREMOR_OUTPUT_DIR=out, TREMOR_REPORT="none", TREMOR_LOG_LEVEL="off")
@@ -55,15 +76,22 @@ def main():
                 command = launcher + ["-n", str(opts.np), demo, "-n", str(iterations), "-u", str(base_us), "-k", "0", "-t"] + calibration
                 if opts.sleep:
                     command.append("-S")
-                result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+                result = subprocess.run(timer + command, env=env, capture_output=True, text=True, timeout=600)
+                counted = re.search(r"ctxsw (\d+) (\d+)", result.stderr)
+                if counted:
+                    switches[name].append((int(counted.group(1)), int(counted.group(2))))
                 match = re.search(r", ([0-9.]+) s", result.stdout)
                 if result.returncode != 0 or not match:
                     sys.exit(f"{name} at {rate} Hz failed: {result.stdout}{result.stderr[-500:]}")
                 times[name].append(float(match.group(1)))
         for name in configurations:
             ratios = [t / b for t, b in zip(times[name], times["none"])]
-            print(f"{rate:>5}Hz {name:>7} {statistics.median(times[name]):9.4f} {statistics.median(ratios):7.4f} "
-                  f"{min(ratios):7.3f}..{max(ratios):.3f}")
+            line = (f"{rate:>5}Hz {name:>7} {statistics.median(times[name]):9.4f} {statistics.median(ratios):7.4f} "
+                    f"{min(ratios):7.3f}..{max(ratios):.3f}")
+            if switches[name]:
+                line += (f" {statistics.median(s[0] for s in switches[name]):13.0f}"
+                         f" {statistics.median(s[1] for s in switches[name]):11.0f}")
+            print(line)
     subprocess.run(["rm", "-rf", out])
 
 
