@@ -71,6 +71,9 @@ def parse_args():
     parser.add_argument("--seed-option", metavar="OPTION",
                         help="workload option taking a seed (ftq_sleep: --seed-option=-r); every run gets its own "
                              "seed, so repetitions and sizes are independent draws, not replays of one")
+    parser.add_argument("--seed-base", type=int, default=1,
+                        help="first run seed (seeds are SEED_BASE + 1000*repetition + processes); a new value draws a "
+                             "campaign independent of an earlier one")
     parser.add_argument("--output", required=True)
     parser.add_argument("--reanalyse", metavar="DIR", help="re-score the finished campaign in DIR (no MPI runs)")
     parser.add_argument("--tremor", help="the tremor CLI, for --reanalyse")
@@ -94,15 +97,16 @@ def factors_for(base, sizes):
     return factors
 
 
-def run_seed(repetition, processes):
-    return 1 + 1000 * repetition + processes
+def run_seed(repetition, processes, base=1):
+    return base + 1000 * repetition + processes
 
 
 def one_run(args, workload, processes, out_dir, scales, repetition):
     # "{seed}" in a workload's command is this run's own seed (workloads without randomness have none).
-    command = [word.replace("{seed}", str(run_seed(repetition, processes))) for word in workload["command"]]
+    seed = str(run_seed(repetition, processes, args.seed_base))
+    command = [word.replace("{seed}", seed) for word in workload["command"]]
     if args.seed_option:
-        command += [args.seed_option, str(run_seed(repetition, processes))]
+        command += [args.seed_option, seed]
     env = {"TREMOR_SCALES": ",".join(str(f) for f in scales) or "2",
            "TREMOR_BOOTSTRAP_REPLICAS": str(args.replicas)}
     wall, h5_path, json_path = common.run_under_launcher(args.launcher, processes, args.profiler,
