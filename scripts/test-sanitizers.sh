@@ -39,11 +39,13 @@ for pass in "${passes[@]}"; do
       # The ranks are built with the sanitizer and the drivers preload Tremor
       # into them only (test/integration/launch.py). Not here: the non-MPI
       # inertness test (it preloads into Python and sh, uninstrumented), the
-      # accuracy tests (timing thresholds mean nothing at ASan's speed), the
-      # long runs (RSS bounds neither), UX and campaigns (shell launchers).
+      # accuracy tests (timing thresholds mean nothing at ASan's speed; in
+      # cputime_work_4us the instrumented wrapper's ~20 us outweighs the 4 us
+      # of compute it measures), the long runs (RSS bounds neither), UX and
+      # campaigns (shell launchers).
       (cd "$top/build-asan" && ctest --output-on-failure --timeout 600 \
         -R '^(segments|estimators|analysis|config|counters|injector|integration|coverage)\.' \
-        -E 'inert_without_mpi_init|long_run|analysis_finds_planted|analysis_quiet_run') || status=1
+        -E 'inert_without_mpi_init|long_run|analysis_finds_planted|analysis_quiet_run|cputime_work_4us') || status=1
       ;;
     tsan)
       echo "== sanitizers: ThreadSanitizer build (MPICH), threaded test"
