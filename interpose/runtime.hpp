@@ -96,15 +96,15 @@ void account_long_call(ThreadState& state, std::uint64_t start, std::uint64_t en
 // point even if the thread was descheduled while computing. At most one read
 // per interval (100 us: <= 0.6 % of the thread's time); off unless CPU time.
 extern std::uint64_t g_refresh_ticks;
+void refresh_counter(ThreadState& state, std::uint64_t now) noexcept;
+inline void refresh_if_stale(ThreadState& state, std::uint64_t now) noexcept {
+  if (now - state.last_counter_tick > g_refresh_ticks) refresh_counter(state, now);
+}
 
 // A boundary whose thread read the counter less than this long ago takes the
 // time since as busy instead of reading (see boundary_entry_work); 0 (always
 // read) unless the counter is CPU time.
 extern std::uint64_t g_boundary_busy_ticks;
-void refresh_counter(ThreadState& state, std::uint64_t now) noexcept;
-inline void refresh_if_stale(ThreadState& state, std::uint64_t now) noexcept {
-  if (now - state.last_counter_tick > g_refresh_ticks) refresh_counter(state, now);
-}
 
 inline void account_inside(ThreadState& state, std::uint64_t start, std::uint64_t end) noexcept {
   const std::uint64_t span = end - start;

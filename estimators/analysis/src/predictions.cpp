@@ -224,10 +224,10 @@ void add_total(RunAnalysis& analysis, const std::string& method, const MethodTot
   const auto& scales = analysis.parameters.scales;
   const double ci = std::clamp(analysis.parameters.ci, 0.5, 0.999999);
   const double z = boost::math::quantile(boost::math::normal(), 0.5 + ci / 2.0);
+  const double widening = std::sqrt(variance_inflation);
   for (std::size_t f = 0; f < scales.size(); ++f) {
     const double median = totals.median[f];
     const double run_spread = z * std::sqrt(std::max(0.0, totals.run_variance[f]));
-    const double widening = std::sqrt(variance_inflation);
     const double below = widening * std::hypot(std::max(0.0, median - totals.low[f]), run_spread);
     const double above = widening * std::hypot(std::max(0.0, totals.high[f] - median), run_spread);
     analysis.predictions.push_back({method, scales[f], scales[f] * world_size, total(median), total(median - below),
