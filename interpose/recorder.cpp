@@ -111,7 +111,8 @@ void Recorder::start() noexcept {
     for (const auto& rejection : opened.rejections) {
       reasons += (reasons.empty() ? "" : "; ") + rejection.event + ": " + rejection.reason;
     }
-    const bool fallback = counter_.kind() == counters::source_kind::thread_cputime && config_.counters != "cputime";
+    const bool fallback =
+        counter_.measures_cpu_time() && config_.counters != "cputime" && config_.counters != "oncpu";
     if (fallback && config_.counters.empty()) counter_line += ", no usable hardware counter";
     info0("Tremor " TREMOR_VERSION " recording " + std::to_string(world_size_) + " processes; work counter: " +
           counter_line + "; output in " + config_.output_dir);
@@ -130,10 +131,11 @@ void Recorder::start() noexcept {
       self->last_counter = work_at_segment_start_.value;
       self->last_counter_tick = ticks();
     }
-    if (counter_.kind() == counters::source_kind::thread_cputime) {
+    if (counter_.measures_cpu_time()) {
       g_long_call_ticks = static_cast<std::uint64_t>(20e-6 / seconds_per_tick());
       g_refresh_ticks = static_cast<std::uint64_t>(100e-6 / seconds_per_tick());
-      g_boundary_busy_ticks = g_long_call_ticks;
+      // Only a system call is worth skipping; thread_oncpu reads memory.
+      if (counter_.kind() == counters::source_kind::thread_cputime) g_boundary_busy_ticks = g_long_call_ticks;
     }
     g_recording.store(true, std::memory_order_release);
   } catch (...) {
@@ -171,7 +173,7 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
                           work_at_entry.value >= work_at_segment_start_.value;
   double work = work_known ? static_cast<double>(work_at_entry.value - work_at_segment_start_.value) : 0.0;
   ThreadState* const caller = t_state;
-  const bool cputime = counter_.kind() == counters::source_kind::thread_cputime;
+  const bool cputime = counter_.measures_cpu_time();
   if (cputime && caller != nullptr) {
     // The counter is read at boundaries and at the exit of long calls only
     // (a read costs 0.2-1 us), so the CPU of the segment's other MPI and I/O

@@ -55,7 +55,10 @@ void BM_papi_read(benchmark::State& state, const std::string& event) {
 // counter_source::read(), with the source the spec opens.
 void BM_source_read(benchmark::State& state, const std::string& spec) {
   const auto opened = tremor::counters::open_counter_source(spec);
-  if (spec != "cputime" && opened.source.kind() != tremor::counters::source_kind::papi) {
+  const bool wanted = spec == "cputime" ? opened.source.kind() == tremor::counters::source_kind::thread_cputime
+                      : spec == "oncpu" ? opened.source.kind() == tremor::counters::source_kind::thread_oncpu
+                                        : opened.source.kind() == tremor::counters::source_kind::papi;
+  if (!wanted) {
     state.SkipWithError(opened.explanation.c_str());
     for (auto _ : state) {
     }
@@ -75,6 +78,7 @@ void register_benchmarks() {
   for (const std::string& event : perf_events)
     benchmark::RegisterBenchmark(("PAPI_read/" + event).c_str(), BM_papi_read, event);
   benchmark::RegisterBenchmark("source.read/cputime", BM_source_read, std::string("cputime"));
+  benchmark::RegisterBenchmark("source.read/oncpu", BM_source_read, std::string("oncpu"));
   benchmark::RegisterBenchmark(("source.read/" + std::string(sde_event)).c_str(), BM_source_read, std::string(sde_event));
   for (const std::string& event : perf_events)
     benchmark::RegisterBenchmark(("source.read/" + event).c_str(), BM_source_read, event);

@@ -30,10 +30,21 @@ struct source_factory {
     source.events_ = {"CLOCK_THREAD_CPUTIME_ID"};
     return source;
   }
+  static counter_source thread_oncpu() {
+    counter_source source;
+    source.kind_ = source_kind::thread_oncpu;
+    source.events_ = {"PERF_RECORD_SWITCH"};
+    return source;
+  }
 };
 
 std::string_view counter_source::name() const noexcept {
-  return kind_ == source_kind::papi ? "papi" : "thread_cputime";
+  switch (kind_) {
+    case source_kind::papi: return "papi";
+    case source_kind::thread_oncpu: return "thread_oncpu";
+    case source_kind::thread_cputime: break;
+  }
+  return "thread_cputime";
 }
 
 namespace {
@@ -126,9 +137,26 @@ opened_counter_source open_or_throw(std::string_view spec) {
   const std::vector<std::string> requested = parse_counter_spec(spec);
   std::string papi_unusable;
   bool papi_tried = false;
-  for (std::size_t i = 0; i < requested.size(); ++i) {
+  bool chosen = false;
+  bool cputime_requested = false;
+  bool oncpu_tried = false;
+  for (std::size_t i = 0; i < requested.size() && !chosen; ++i) {
     const std::string& event = requested[i];
-    if (equals_ignoring_case(event, "cputime")) break;
+    if (equals_ignoring_case(event, "cputime")) {
+      cputime_requested = true;
+      break;
+    }
+    if (equals_ignoring_case(event, "oncpu")) {
+      if (oncpu_tried) continue;
+      oncpu_tried = true;
+      if (std::string reason = detail::probe_oncpu_source(); !reason.empty()) {
+        opened.rejections.push_back({event, std::move(reason)});
+        continue;
+      }
+      opened.source = source_factory::thread_oncpu();
+      chosen = true;
+      break;
+    }
     if (i == max_events_tried) {
       opened.rejections.push_back({event, "not tried: only the first " + std::to_string(max_events_tried) +
                                               " events are tried"});
@@ -150,7 +178,16 @@ opened_counter_source open_or_throw(std::string_view spec) {
     }
     const std::uint32_t generation = next_generation.fetch_add(1, std::memory_order_relaxed);
     opened.source = source_factory::papi(code, generation, event, unit_of(code, event));
-    break;
+    chosen = true;
+  }
+  // No event worked: the thread's CPU time, from context-switch records if
+  // perf allows them (no system call per read), else from the clock.
+  if (!chosen && !cputime_requested && !oncpu_tried) {
+    if (std::string reason = detail::probe_oncpu_source(); reason.empty()) {
+      opened.source = source_factory::thread_oncpu();
+    } else {
+      opened.rejections.push_back({"oncpu", std::move(reason)});
+    }
   }
   if (!opened.rejections.empty()) {
     opened.explanation = explain(opened);

@@ -210,7 +210,7 @@ void add_warnings(const RunData& run, RunAnalysis& analysis) {
     warn("low_coverage", "Only " + format_number(100.0 * analysis.usable_time_fraction) +
                              " % of the run time lies in usable groups; the rest is not assessed.");
   }
-  if (run.meta.counter_source == "thread_cputime") {
+  if (run.meta.counter_source == "thread_cputime" || run.meta.counter_source == "thread_oncpu") {
     warn("counter_fallback",
          "No hardware counters: work is measured as thread CPU time. It ignores descheduled time "
          "(CPU contention shows as longer segments) but memory-bandwidth stalls inflate it, so "

@@ -41,7 +41,7 @@ struct RunMetadata {
   std::string mpi_library_version;   // MPI_Get_library_version
   std::int32_t world_size = 0;
   std::int32_t node_count = 0;
-  std::string counter_source;        // "papi" | "thread_cputime"
+  std::string counter_source;        // "papi" | "thread_oncpu" | "thread_cputime"
   std::vector<std::string> counter_events;
   std::string counter_unit;          // "instructions", "ns of CPU time", event unit
   std::string job_id;                // from the batch system, else ""

@@ -5,9 +5,16 @@
 //   papi            one PAPI event (preset, native, or SDE such as
 //                   sde:::Lib::counter); the first event of TREMOR_COUNTERS that
 //                   can be added to an event set, started AND read wins.
-//   thread_cputime  CLOCK_THREAD_CPUTIME_ID in ns; used when no requested event
-//                   works (this VM: no PMU, PAPI_FP_INS/PAPI_TOT_INS do not
-//                   exist) or when TREMOR_COUNTERS=cputime.
+//   thread_oncpu    the thread's CPU time in ns without a system call per read:
+//                   CLOCK_MONOTONIC minus the time the thread was switched out,
+//                   from perf context-switch records in a per-thread ring
+//                   buffer (src/oncpu_thread_reader.cpp). Used when no
+//                   requested event works and perf_event_open is allowed
+//                   (this VM: no PMU, PAPI_FP_INS/PAPI_TOT_INS do not exist),
+//                   or when TREMOR_COUNTERS=oncpu.
+//   thread_cputime  CLOCK_THREAD_CPUTIME_ID in ns (a system call per read);
+//                   when thread_oncpu cannot be opened either, or when
+//                   TREMOR_COUNTERS=cputime.
 // Default order when TREMOR_COUNTERS is unset or empty: PAPI_FP_INS,PAPI_TOT_INS.
 //
 // Per-thread semantics
@@ -26,7 +33,7 @@
 // CLOCK_THREAD_CPUTIME_ID 628 ns, PAPI_read of an SDE counter 24 ns, PAPI_read
 // of perf::TASK-CLOCK 1068 ns; read() adds at most a few ns to the raw call.
 //
-// Caveat of the thread_cputime fallback: it ignores time the thread is
+// Caveat of both CPU-time fallbacks: it ignores time the thread is
 // descheduled (CPU contention shows as longer segments, not as more work), but
 // memory-bandwidth stalls inflate it, so bandwidth interference can move a
 // segment into another cluster and be under-counted.
@@ -44,9 +51,15 @@
 
 namespace tremor::counters {
 
-enum class source_kind : std::uint8_t { papi, thread_cputime };
+enum class source_kind : std::uint8_t { papi, thread_cputime, thread_oncpu };
 
 namespace detail {
+// Out of line: per-thread context-switch buffer, opened on the thread's first
+// read; a thread that cannot open one reads CLOCK_THREAD_CPUTIME_ID.
+std::uint64_t read_oncpu_on_calling_thread() noexcept;
+// Empty if this process may open the context-switch event, else why.
+std::string probe_oncpu_source() noexcept;
+
 // Out of line: per-thread PAPI event set, built on the thread's first read.
 std::uint64_t read_papi_on_calling_thread(int event_code, std::uint32_t generation) noexcept;
 // PAPI runs one event set per thread and component: opening a source stops the
@@ -68,11 +81,15 @@ class counter_source {
   counter_source() noexcept = default;
 
   [[nodiscard]] source_kind kind() const noexcept { return kind_; }
-  // "papi" or "thread_cputime".
+  // "papi", "thread_oncpu" or "thread_cputime".
   [[nodiscard]] std::string_view name() const noexcept;
-  // The events in use: the winning PAPI event, or "CLOCK_THREAD_CPUTIME_ID".
+  // Both fallbacks count the thread's CPU time in ns (the recorder treats
+  // the CPU of MPI calls differently then).
+  [[nodiscard]] bool measures_cpu_time() const noexcept { return kind_ != source_kind::papi; }
+  // The events in use: the winning PAPI event, "CLOCK_THREAD_CPUTIME_ID", or
+  // "PERF_RECORD_SWITCH" for thread_oncpu.
   [[nodiscard]] const std::vector<std::string>& events() const noexcept { return events_; }
-  // "ns" for thread_cputime; PAPI's unit for the event when it has one,
+  // "ns" for the CPU-time sources; PAPI's unit for the event when it has one,
   // otherwise "instructions" for *_INS presets and "count" for the rest.
   [[nodiscard]] const std::string& unit() const noexcept { return unit_; }
 
@@ -80,6 +97,7 @@ class counter_source {
   // thread cannot set up or read its PAPI event set, its value stays frozen
   // and papi_thread_failures() counts it.
   [[nodiscard]] std::uint64_t read() const noexcept {
+    if (kind_ == source_kind::thread_oncpu) return detail::read_oncpu_on_calling_thread();
     if (kind_ == source_kind::thread_cputime) return detail::read_thread_cputime_ns();
     return detail::read_papi_on_calling_thread(papi_event_code_, papi_generation_);
   }
@@ -115,12 +133,17 @@ inline constexpr std::string_view default_counter_spec = "PAPI_FP_INS,PAPI_TOT_I
 std::vector<std::string> parse_counter_spec(std::string_view spec);
 
 // Opens the first usable source for `spec` (the value of TREMOR_COUNTERS;
-// "cputime" forces the fallback, also as an item of a list). Initialises PAPI
+// "oncpu" and "cputime" select a CPU-time source, also as an item of a
+// list; when no item works, thread_oncpu, else thread_cputime). Initialises PAPI
 // (library + thread support) on first use: call it after MPI_Init, not at
 // load time. Never throws; on any failure returns the fallback with a reason.
 opened_counter_source open_counter_source(std::string_view spec) noexcept;
 
 // Threads whose PAPI event set could not be built or read, since start.
 std::uint64_t papi_thread_failures() noexcept;
+// thread_oncpu: threads that could not open their buffer (they read
+// CLOCK_THREAD_CPUTIME_ID), and re-anchorings after lost records.
+std::uint64_t oncpu_thread_failures() noexcept;
+std::uint64_t oncpu_resynchronisations() noexcept;
 
 }  // namespace tremor::counters

@@ -1,0 +1,203 @@
+// thread_oncpu: the thread's CPU time from context-switch records must agree
+// with CLOCK_THREAD_CPUTIME_ID when the thread computes, sleeps, is preempted
+// by a thread sharing its core, loses records to a full buffer, and after fork.
+#include <catch2/catch.hpp>
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "busy_work.hpp"
+#include "tremor/counters/counter_source.hpp"
+
+using tremor::counters::counter_source;
+using tremor::counters::open_counter_source;
+using tremor::counters::source_kind;
+using tremor::counters::detail::read_thread_cputime_ns;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::uint64_t ns_per_ms = 1'000'000;
+
+std::uint64_t wall_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+// Where perf refuses the event (containers, perf_event_paranoid 3 without
+// CAP_PERFMON) the source cannot be tested; the first test case checks the
+// refusal instead, and these say so.
+bool perf_refuses() {
+  const std::string reason = tremor::counters::detail::probe_oncpu_source();
+  if (!reason.empty()) WARN("thread_oncpu not testable here: " << reason);
+  return !reason.empty();
+}
+
+counter_source oncpu_source() {
+  const auto opened = open_counter_source("oncpu");
+  INFO(opened.explanation);
+  REQUIRE(opened.source.kind() == source_kind::thread_oncpu);
+  return opened.source;
+}
+
+// Pins the calling thread to one CPU the process may use.
+void pin_to(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0);
+}
+
+int first_allowed_cpu() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  sched_getaffinity(0, sizeof set, &set);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &set)) return cpu;
+  return 0;
+}
+
+struct deltas {
+  std::uint64_t oncpu = 0;
+  std::uint64_t cputime = 0;
+  std::uint64_t wall = 0;
+};
+
+// Runs `body` on two threads pinned to the same CPU; each measures itself.
+template <typename Body>
+std::pair<deltas, deltas> on_one_cpu(const counter_source& source, Body body) {
+  const int cpu = first_allowed_cpu();
+  deltas a;
+  deltas b;
+  auto measured = [&](deltas& out) {
+    pin_to(cpu);
+    (void)source.read();  // opens this thread's buffer outside the interval
+    const std::uint64_t o0 = source.read();
+    const std::uint64_t c0 = read_thread_cputime_ns();
+    const std::uint64_t w0 = wall_ns();
+    body();
+    out.oncpu = source.read() - o0;
+    out.cputime = read_thread_cputime_ns() - c0;
+    out.wall = wall_ns() - w0;
+  };
+  std::thread first([&] { measured(a); });
+  std::thread second([&] { measured(b); });
+  first.join();
+  second.join();
+  return {a, b};
+}
+
+void check_agrees(const deltas& d) {
+  INFO("oncpu " << d.oncpu << " ns, CLOCK_THREAD_CPUTIME_ID " << d.cputime << " ns, wall " << d.wall << " ns");
+  const double tolerance = 0.03 * static_cast<double>(d.cputime) + 2.0 * ns_per_ms;
+  CHECK(static_cast<double>(d.oncpu) >= static_cast<double>(d.cputime) - tolerance);
+  CHECK(static_cast<double>(d.oncpu) <= static_cast<double>(d.cputime) + tolerance);
+}
+
+}  // namespace
+
+TEST_CASE("oncpu is chosen when asked for, or refused with perf's reason", "[counters][oncpu]") {
+  const auto opened = open_counter_source("oncpu");
+  if (tremor::counters::detail::probe_oncpu_source().empty()) {
+    CHECK(opened.source.kind() == source_kind::thread_oncpu);
+    CHECK(opened.source.name() == "thread_oncpu");
+    CHECK(opened.source.unit() == "ns");
+    CHECK(opened.rejections.empty());
+    CHECK(opened.explanation.empty());
+  } else {
+    CHECK(opened.source.kind() == source_kind::thread_cputime);
+    REQUIRE(opened.rejections.size() == 1);
+    CHECK_THAT(opened.rejections[0].reason, Catch::StartsWith("perf_event_open: "));
+  }
+}
+
+TEST_CASE("oncpu tracks busy time and not sleep, like the thread CPU clock", "[counters][oncpu]") {
+  if (perf_refuses()) return;
+  const counter_source source = oncpu_source();
+  (void)source.read();
+  std::uint64_t o0 = source.read();
+  std::uint64_t c0 = read_thread_cputime_ns();
+  tremor::counters::testing::spin_cpu(50 * ns_per_ms);
+  deltas busy{source.read() - o0, read_thread_cputime_ns() - c0, 0};
+  CHECK(busy.cputime >= 10 * ns_per_ms);
+  check_agrees(busy);
+
+  o0 = source.read();
+  c0 = read_thread_cputime_ns();
+  std::this_thread::sleep_for(60ms);
+  const std::uint64_t slept = source.read() - o0;
+  CHECK(slept < 5 * ns_per_ms);
+  check_agrees({slept, read_thread_cputime_ns() - c0, 0});
+}
+
+TEST_CASE("oncpu leaves out the time a thread sharing the core ran", "[counters][oncpu][threads]") {
+  if (perf_refuses()) return;
+  const counter_source source = oncpu_source();
+  // Both spin for 300 ms of wall time on one CPU: each gets about half.
+  const auto [a, b] = on_one_cpu(source, [] {
+    const std::uint64_t end = wall_ns() + 300 * ns_per_ms;
+    volatile std::uint64_t sink = 0;
+    while (wall_ns() < end) sink = sink + 1;
+  });
+  for (const deltas& d : {a, b}) {
+    check_agrees(d);
+    // Preempted for real, or the test proves nothing.
+    CHECK(d.cputime < d.wall * 8 / 10);
+  }
+}
+
+TEST_CASE("a full buffer re-anchors on the thread CPU clock", "[counters][oncpu][threads]") {
+  if (perf_refuses()) return;
+  const counter_source source = oncpu_source();
+  const std::uint64_t before = tremor::counters::oncpu_resynchronisations();
+  // 8 pages hold 2048 switch records; each yield to the other thread adds two.
+  const auto [a, b] = on_one_cpu(source, [] {
+    for (int i = 0; i < 20000; ++i) sched_yield();
+  });
+  CHECK(tremor::counters::oncpu_resynchronisations() > before);
+  check_agrees(a);
+  check_agrees(b);
+}
+
+TEST_CASE("oncpu reads stay monotonic", "[counters][oncpu]") {
+  if (perf_refuses()) return;
+  const counter_source source = oncpu_source();
+  std::uint64_t previous = source.read();
+  for (int i = 0; i < 200000; ++i) {
+    const std::uint64_t now = source.read();
+    REQUIRE(now >= previous);
+    previous = now;
+  }
+}
+
+TEST_CASE("a forked child measures itself, not the parent's thread", "[counters][oncpu]") {
+  if (perf_refuses()) return;
+  const counter_source source = oncpu_source();
+  (void)source.read();
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // The parent spins meanwhile: the child must not see the parent's records
+    // (its clock would then run at the parent's rate, not its own).
+    const std::uint64_t o0 = source.read();
+    const std::uint64_t c0 = read_thread_cputime_ns();
+    std::this_thread::sleep_for(50ms);
+    tremor::counters::testing::spin_cpu(20 * ns_per_ms);
+    const std::uint64_t oncpu = source.read() - o0;
+    const std::uint64_t cputime = read_thread_cputime_ns() - c0;
+    const bool agrees = oncpu + 3 * ns_per_ms >= cputime && oncpu <= cputime + 3 * ns_per_ms;
+    _exit(agrees ? 0 : 1);
+  }
+  tremor::counters::testing::spin_cpu(100 * ns_per_ms);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}
