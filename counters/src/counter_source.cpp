@@ -131,7 +131,7 @@ std::string explain(const opened_counter_source& opened) {
   return text;
 }
 
-opened_counter_source open_or_throw(std::string_view spec) {
+opened_counter_source open_or_throw(std::string_view spec, std::string_view oncpu_veto) {
   opened_counter_source opened;
   opened.source = source_factory::thread_cputime();
   const std::vector<std::string> requested = parse_counter_spec(spec);
@@ -183,7 +183,9 @@ opened_counter_source open_or_throw(std::string_view spec) {
   // No event worked: the thread's CPU time, from context-switch records if
   // perf allows them (no system call per read), else from the clock.
   if (!chosen && !cputime_requested && !oncpu_tried) {
-    if (std::string reason = detail::probe_oncpu_source(); reason.empty()) {
+    if (!oncpu_veto.empty()) {
+      opened.rejections.push_back({"oncpu", std::string(oncpu_veto)});
+    } else if (std::string reason = detail::probe_oncpu_source(); reason.empty()) {
       opened.source = source_factory::thread_oncpu();
     } else {
       opened.rejections.push_back({"oncpu", std::move(reason)});
@@ -219,9 +221,9 @@ std::vector<std::string> parse_counter_spec(std::string_view spec) {
   return items;
 }
 
-opened_counter_source open_counter_source(std::string_view spec) noexcept {
+opened_counter_source open_counter_source(std::string_view spec, std::string_view oncpu_veto) noexcept {
   try {
-    return open_or_throw(spec);
+    return open_or_throw(spec, oncpu_veto);
   } catch (...) {
     // Only allocation can throw here; the default source needs none.
     opened_counter_source opened;

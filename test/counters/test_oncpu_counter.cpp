@@ -201,3 +201,16 @@ TEST_CASE("a forked child measures itself, not the parent's thread", "[counters]
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
 }
+
+TEST_CASE("a veto keeps oncpu from being the automatic fallback, not from being named", "[counters][oncpu]") {
+  const auto vetoed = open_counter_source("NOT_AN_EVENT", "not used: 8 ranks share 2 CPUs");
+  CHECK(vetoed.source.kind() == source_kind::thread_cputime);
+  REQUIRE(vetoed.rejections.size() == 2);
+  CHECK(vetoed.rejections[1].event == "oncpu");
+  CHECK(vetoed.rejections[1].reason == "not used: 8 ranks share 2 CPUs");
+  CHECK_THAT(vetoed.explanation, Catch::Contains("8 ranks share 2 CPUs"));
+  if (perf_refuses()) return;
+  const auto named = open_counter_source("oncpu", "not used: 8 ranks share 2 CPUs");
+  CHECK(named.source.kind() == source_kind::thread_oncpu);
+  CHECK(named.rejections.empty());
+}

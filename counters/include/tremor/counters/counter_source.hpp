@@ -137,7 +137,11 @@ std::vector<std::string> parse_counter_spec(std::string_view spec);
 // list; when no item works, thread_oncpu, else thread_cputime). Initialises PAPI
 // (library + thread support) on first use: call it after MPI_Init, not at
 // load time. Never throws; on any failure returns the fallback with a reason.
-opened_counter_source open_counter_source(std::string_view spec) noexcept;
+// `oncpu_veto`, when not empty, says why thread_oncpu must not be the
+// automatic fallback here (it stays available when named in the spec): its
+// context-switch records make every switch of the thread cost ~1 us more,
+// a bad trade where ranks share cores and yield all the time.
+opened_counter_source open_counter_source(std::string_view spec, std::string_view oncpu_veto = {}) noexcept;
 
 // Threads whose PAPI event set could not be built or read, since start.
 std::uint64_t papi_thread_failures() noexcept;
