@@ -47,16 +47,15 @@ int ranks_on_this_node() noexcept {
   return 0;
 }
 
-// Why the context-switch-record counter should not be the automatic choice:
-// with more ranks than CPUs the ranks yield to each other all the time, and
-// each switch costs ~1 us more with the records on (2.1 -> 4.3 us per yield
-// between two threads on one CPU on the build VM).
-std::string oncpu_veto() {
+// With more ranks than CPUs the ranks yield to each other all the time, and
+// thread_oncpu's records make each switch cost ~1 us more (2.1 -> 4.3 us per
+// yield between two threads on one CPU on the build VM): worth a warning.
+std::string oversubscription_warning() {
   const int ranks = ranks_on_this_node();
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   if (ranks <= 0 || cpus <= 0 || ranks <= cpus) return {};
-  return "not used: " + std::to_string(ranks) + " ranks share " + std::to_string(cpus) +
-         " CPUs on this node, and its context-switch records cost ~1 us per switch";
+  return "TREMOR_COUNTERS=oncpu with " + std::to_string(ranks) + " ranks on " + std::to_string(cpus) +
+         " CPUs: every context switch costs ~1 us more; cputime is cheaper when ranks share cores";
 }
 
 }  // namespace
@@ -124,7 +123,7 @@ void Recorder::start() noexcept {
     if (!config_.enabled) return;
 
     calibrate_ticks();
-    auto opened = counters::open_counter_source(config_.counters, oncpu_veto());
+    auto opened = counters::open_counter_source(config_.counters);
     counter_ = opened.source;
     store_ = std::make_unique<SegmentStore>();
     start_time_unix_ = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -138,8 +137,7 @@ void Recorder::start() noexcept {
     for (const auto& rejection : opened.rejections) {
       reasons += (reasons.empty() ? "" : "; ") + rejection.event + ": " + rejection.reason;
     }
-    const bool fallback =
-        counter_.measures_cpu_time() && config_.counters != "cputime" && config_.counters != "oncpu";
+    const bool fallback = counter_.kind() == counters::source_kind::thread_cputime && config_.counters != "cputime";
     if (fallback && config_.counters.empty()) counter_line += ", no usable hardware counter";
     info0("Tremor " TREMOR_VERSION " recording " + std::to_string(world_size_) + " processes; work counter: " +
           counter_line + "; output in " + config_.output_dir);
@@ -147,6 +145,9 @@ void Recorder::start() noexcept {
       warn0("TREMOR_COUNTERS: no usable event (" + reasons + "); work is measured as thread CPU time");
     } else if (!reasons.empty() && world_rank_ == 0) {
       logger_->debug("counter events rejected: " + reasons);
+    }
+    if (counter_.kind() == counters::source_kind::thread_oncpu) {
+      if (const std::string warning = oversubscription_warning(); !warning.empty()) warn0(warning);
     }
     open_spill();
     started_ = true;

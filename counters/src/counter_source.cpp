@@ -131,21 +131,18 @@ std::string explain(const opened_counter_source& opened) {
   return text;
 }
 
-opened_counter_source open_or_throw(std::string_view spec, std::string_view oncpu_veto) {
+opened_counter_source open_or_throw(std::string_view spec) {
   opened_counter_source opened;
   opened.source = source_factory::thread_cputime();
   const std::vector<std::string> requested = parse_counter_spec(spec);
   std::string papi_unusable;
   bool papi_tried = false;
   bool chosen = false;
-  bool cputime_requested = false;
   bool oncpu_tried = false;
   for (std::size_t i = 0; i < requested.size() && !chosen; ++i) {
     const std::string& event = requested[i];
-    if (equals_ignoring_case(event, "cputime")) {
-      cputime_requested = true;
-      break;
-    }
+    if (equals_ignoring_case(event, "cputime")) break;
+    // Only when named: it counts a VM's steal time as the thread's (see the header).
     if (equals_ignoring_case(event, "oncpu")) {
       if (oncpu_tried) continue;
       oncpu_tried = true;
@@ -180,17 +177,6 @@ opened_counter_source open_or_throw(std::string_view spec, std::string_view oncp
     opened.source = source_factory::papi(code, generation, event, unit_of(code, event));
     chosen = true;
   }
-  // No event worked: the thread's CPU time, from context-switch records if
-  // perf allows them (no system call per read), else from the clock.
-  if (!chosen && !cputime_requested && !oncpu_tried) {
-    if (!oncpu_veto.empty()) {
-      opened.rejections.push_back({"oncpu", std::string(oncpu_veto)});
-    } else if (std::string reason = detail::probe_oncpu_source(); reason.empty()) {
-      opened.source = source_factory::thread_oncpu();
-    } else {
-      opened.rejections.push_back({"oncpu", std::move(reason)});
-    }
-  }
   if (!opened.rejections.empty()) {
     opened.explanation = explain(opened);
   } else if (requested.empty()) {
@@ -221,9 +207,9 @@ std::vector<std::string> parse_counter_spec(std::string_view spec) {
   return items;
 }
 
-opened_counter_source open_counter_source(std::string_view spec, std::string_view oncpu_veto) noexcept {
+opened_counter_source open_counter_source(std::string_view spec) noexcept {
   try {
-    return open_or_throw(spec, oncpu_veto);
+    return open_or_throw(spec);
   } catch (...) {
     // Only allocation can throw here; the default source needs none.
     opened_counter_source opened;

@@ -10,6 +10,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include "busy_work.hpp"
@@ -64,10 +67,32 @@ int first_allowed_cpu() {
   return 0;
 }
 
+// Steal time (the hypervisor ran something else on our vCPU) of one CPU,
+// or of all with cpu < 0, from /proc/stat in ns; 0 where not reported.
+// thread_oncpu counts it as the thread's; the kernel's thread clock does not.
+std::uint64_t steal_ns(int cpu) {
+  std::ifstream stat("/proc/stat");
+  const std::string wanted = cpu < 0 ? "cpu" : "cpu" + std::to_string(cpu);
+  std::string line;
+  while (std::getline(stat, line)) {
+    std::istringstream fields(line);
+    std::string name;
+    fields >> name;
+    if (name != wanted) continue;
+    std::uint64_t value = 0;
+    std::uint64_t steal = 0;
+    for (int column = 1; column <= 8 && (fields >> value); ++column)
+      if (column == 8) steal = value;
+    return steal * (1'000'000'000U / static_cast<std::uint64_t>(sysconf(_SC_CLK_TCK)));
+  }
+  return 0;
+}
+
 struct deltas {
   std::uint64_t oncpu = 0;
   std::uint64_t cputime = 0;
   std::uint64_t wall = 0;
+  std::uint64_t steal = 0;  // of the CPUs the thread could run on, meanwhile
 };
 
 // Runs `body` on two threads pinned to the same CPU; each measures itself.
@@ -76,6 +101,7 @@ std::pair<deltas, deltas> on_one_cpu(const counter_source& source, Body body) {
   const int cpu = first_allowed_cpu();
   deltas a;
   deltas b;
+  const std::uint64_t steal_before = steal_ns(cpu);
   auto measured = [&](deltas& out) {
     pin_to(cpu);
     (void)source.read();  // opens this thread's buffer outside the interval
@@ -91,14 +117,19 @@ std::pair<deltas, deltas> on_one_cpu(const counter_source& source, Body body) {
   std::thread second([&] { measured(b); });
   first.join();
   second.join();
+  a.steal = b.steal = steal_ns(cpu) - steal_before;
   return {a, b};
 }
 
+// Steal time widens the upper bound only, by a tick more than was reported
+// (/proc/stat counts whole ticks).
 void check_agrees(const deltas& d) {
-  INFO("oncpu " << d.oncpu << " ns, CLOCK_THREAD_CPUTIME_ID " << d.cputime << " ns, wall " << d.wall << " ns");
+  INFO("oncpu " << d.oncpu << " ns, CLOCK_THREAD_CPUTIME_ID " << d.cputime << " ns, wall " << d.wall
+                << " ns, steal " << d.steal << " ns");
   const double tolerance = 0.03 * static_cast<double>(d.cputime) + 2.0 * ns_per_ms;
+  const double steal = d.steal == 0 ? 0.0 : static_cast<double>(d.steal) + 1e9 / static_cast<double>(sysconf(_SC_CLK_TCK));
   CHECK(static_cast<double>(d.oncpu) >= static_cast<double>(d.cputime) - tolerance);
-  CHECK(static_cast<double>(d.oncpu) <= static_cast<double>(d.cputime) + tolerance);
+  CHECK(static_cast<double>(d.oncpu) <= static_cast<double>(d.cputime) + tolerance + steal);
 }
 
 }  // namespace
@@ -124,17 +155,19 @@ TEST_CASE("oncpu tracks busy time and not sleep, like the thread CPU clock", "[c
   (void)source.read();
   std::uint64_t o0 = source.read();
   std::uint64_t c0 = read_thread_cputime_ns();
+  std::uint64_t s0 = steal_ns(-1);
   tremor::counters::testing::spin_cpu(50 * ns_per_ms);
-  deltas busy{source.read() - o0, read_thread_cputime_ns() - c0, 0};
+  deltas busy{source.read() - o0, read_thread_cputime_ns() - c0, 0, steal_ns(-1) - s0};
   CHECK(busy.cputime >= 10 * ns_per_ms);
   check_agrees(busy);
 
   o0 = source.read();
   c0 = read_thread_cputime_ns();
+  s0 = steal_ns(-1);
   std::this_thread::sleep_for(60ms);
   const std::uint64_t slept = source.read() - o0;
   CHECK(slept < 5 * ns_per_ms);
-  check_agrees({slept, read_thread_cputime_ns() - c0, 0});
+  check_agrees({slept, read_thread_cputime_ns() - c0, 0, steal_ns(-1) - s0});
 }
 
 TEST_CASE("oncpu leaves out the time a thread sharing the core ran", "[counters][oncpu][threads]") {
@@ -188,11 +221,14 @@ TEST_CASE("a forked child measures itself, not the parent's thread", "[counters]
     // (its clock would then run at the parent's rate, not its own).
     const std::uint64_t o0 = source.read();
     const std::uint64_t c0 = read_thread_cputime_ns();
+    const std::uint64_t s0 = steal_ns(-1);
     std::this_thread::sleep_for(50ms);
     tremor::counters::testing::spin_cpu(20 * ns_per_ms);
     const std::uint64_t oncpu = source.read() - o0;
     const std::uint64_t cputime = read_thread_cputime_ns() - c0;
-    const bool agrees = oncpu + 3 * ns_per_ms >= cputime && oncpu <= cputime + 3 * ns_per_ms;
+    const std::uint64_t steal = steal_ns(-1) - s0;
+    const std::uint64_t steal_slack = steal == 0 ? 0 : steal + 1'000'000'000U / static_cast<std::uint64_t>(sysconf(_SC_CLK_TCK));
+    const bool agrees = oncpu + 3 * ns_per_ms >= cputime && oncpu <= cputime + 3 * ns_per_ms + steal_slack;
     _exit(agrees ? 0 : 1);
   }
   tremor::counters::testing::spin_cpu(100 * ns_per_ms);
@@ -202,15 +238,12 @@ TEST_CASE("a forked child measures itself, not the parent's thread", "[counters]
   CHECK(WEXITSTATUS(status) == 0);
 }
 
-TEST_CASE("a veto keeps oncpu from being the automatic fallback, not from being named", "[counters][oncpu]") {
-  const auto vetoed = open_counter_source("NOT_AN_EVENT", "not used: 8 ranks share 2 CPUs");
-  CHECK(vetoed.source.kind() == source_kind::thread_cputime);
-  REQUIRE(vetoed.rejections.size() == 2);
-  CHECK(vetoed.rejections[1].event == "oncpu");
-  CHECK(vetoed.rejections[1].reason == "not used: 8 ranks share 2 CPUs");
-  CHECK_THAT(vetoed.explanation, Catch::Contains("8 ranks share 2 CPUs"));
+TEST_CASE("oncpu is never the automatic fallback, and in a list it stops the list", "[counters][oncpu]") {
+  CHECK(open_counter_source("NOT_AN_EVENT").source.kind() == source_kind::thread_cputime);
+  CHECK(open_counter_source("").source.kind() != source_kind::thread_oncpu);
   if (perf_refuses()) return;
-  const auto named = open_counter_source("oncpu", "not used: 8 ranks share 2 CPUs");
-  CHECK(named.source.kind() == source_kind::thread_oncpu);
-  CHECK(named.rejections.empty());
+  const auto listed = open_counter_source("NOT_AN_EVENT, ONCPU, cputime");
+  CHECK(listed.source.kind() == source_kind::thread_oncpu);
+  REQUIRE(listed.rejections.size() == 1);
+  CHECK(listed.rejections[0].event == "NOT_AN_EVENT");
 }

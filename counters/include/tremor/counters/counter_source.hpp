@@ -8,12 +8,15 @@
 //   thread_oncpu    the thread's CPU time in ns without a system call per read:
 //                   CLOCK_MONOTONIC minus the time the thread was switched out,
 //                   from perf context-switch records in a per-thread ring
-//                   buffer (src/oncpu_thread_reader.cpp). Used when no
-//                   requested event works and perf_event_open is allowed
-//                   (this VM: no PMU, PAPI_FP_INS/PAPI_TOT_INS do not exist),
-//                   or when TREMOR_COUNTERS=oncpu.
+//                   buffer (src/oncpu_thread_reader.cpp). Only when named
+//                   (TREMOR_COUNTERS=oncpu) and perf_event_open allows it: in
+//                   a VM it counts the time the hypervisor took the vCPU away
+//                   (steal time) as the thread's, which the kernel's thread
+//                   clock leaves out, and each context switch of the thread
+//                   costs ~1 us more (the kernel writes the records).
 //   thread_cputime  CLOCK_THREAD_CPUTIME_ID in ns (a system call per read);
-//                   when thread_oncpu cannot be opened either, or when
+//                   when no requested event works (this VM: no PMU,
+//                   PAPI_FP_INS/PAPI_TOT_INS do not exist), or when
 //                   TREMOR_COUNTERS=cputime.
 // Default order when TREMOR_COUNTERS is unset or empty: PAPI_FP_INS,PAPI_TOT_INS.
 //
@@ -133,15 +136,11 @@ inline constexpr std::string_view default_counter_spec = "PAPI_FP_INS,PAPI_TOT_I
 std::vector<std::string> parse_counter_spec(std::string_view spec);
 
 // Opens the first usable source for `spec` (the value of TREMOR_COUNTERS;
-// "oncpu" and "cputime" select a CPU-time source, also as an item of a
-// list; when no item works, thread_oncpu, else thread_cputime). Initialises PAPI
+// "cputime" forces the fallback and "oncpu" asks for thread_oncpu, also as
+// items of a list; when no item works, thread_cputime). Initialises PAPI
 // (library + thread support) on first use: call it after MPI_Init, not at
 // load time. Never throws; on any failure returns the fallback with a reason.
-// `oncpu_veto`, when not empty, says why thread_oncpu must not be the
-// automatic fallback here (it stays available when named in the spec): its
-// context-switch records make every switch of the thread cost ~1 us more,
-// a bad trade where ranks share cores and yield all the time.
-opened_counter_source open_counter_source(std::string_view spec, std::string_view oncpu_veto = {}) noexcept;
+opened_counter_source open_counter_source(std::string_view spec) noexcept;
 
 // Threads whose PAPI event set could not be built or read, since start.
 std::uint64_t papi_thread_failures() noexcept;
