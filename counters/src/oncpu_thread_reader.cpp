@@ -84,7 +84,11 @@ struct oncpu_thread_teardown {
   oncpu_thread_teardown() = default;
   oncpu_thread_teardown(const oncpu_thread_teardown&) = delete;
   oncpu_thread_teardown& operator=(const oncpu_thread_teardown&) = delete;
-  ~oncpu_thread_teardown() { close_buffer(tls_oncpu); }
+  // Reads after this (other thread-exit destructors may call MPI) use the clock.
+  ~oncpu_thread_teardown() {
+    close_buffer(tls_oncpu);
+    tls_oncpu.failed = true;
+  }
 };
 
 void anchor(oncpu_thread_state& state) noexcept {
@@ -148,6 +152,7 @@ void fork_child() noexcept {
   thread_local oncpu_thread_teardown teardown;
   close_buffer(state);
   state.generation = fork_generation.load(std::memory_order_relaxed);
+  state.failed = false;
   if (!open_buffer(state).empty()) {
     state.failed = true;
     thread_open_failures.fetch_add(1, std::memory_order_relaxed);
