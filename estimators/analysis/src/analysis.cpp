@@ -211,10 +211,14 @@ void add_warnings(const RunData& run, RunAnalysis& analysis) {
                              " % of the run time lies in usable groups; the rest is not assessed.");
   }
   if (run.meta.counter_source == "thread_cputime" || run.meta.counter_source == "thread_oncpu") {
-    warn("counter_fallback",
-         "No hardware counters: work is measured as thread CPU time. It ignores descheduled time "
-         "(CPU contention shows as longer segments) but memory-bandwidth stalls inflate it, so "
-         "bandwidth interference may be under-counted.");
+    std::string text =
+        "No hardware counters: work is measured as thread CPU time. It ignores descheduled time "
+        "(CPU contention shows as longer segments) but memory-bandwidth stalls inflate it, so "
+        "bandwidth interference may be under-counted.";
+    if (run.meta.counter_source == "thread_oncpu")
+      text += " From context-switch records (TREMOR_COUNTERS=oncpu): in a virtual machine, time the "
+              "hypervisor took the CPU away (steal) counts as work too.";
+    warn("counter_fallback", text);
   }
   if (analysis.signature_fallback) {
     warn("signature_fallback",
