@@ -266,3 +266,22 @@ TEST_CASE("parametric bootstrap keeps the replicas whose fit an isolated extreme
   CHECK(clean[0].replicas_used == 400);
   CHECK(clean[0].replicas_failed < 40);
 }
+
+TEST_CASE("samples near the double range give unusable fits, never exceptions", "[gev][property]") {
+  // Found by fuzz_sample: PWM's k far beyond any real fit made Γ(1 + k)
+  // overflow, and Boost's default policy threw inside fit_pwm.
+  const std::vector<double> extreme{1e307, 3.25, 3.25, 1e308, 1e308};
+  est::PwmOptions newton;
+  newton.refine_by_newton = true;
+  for (const est::GevFit& fit : {est::fit_pwm(extreme, est::PwmOptions{}), est::fit_pwm(extreme, newton),
+                                 est::fit_mom(extreme)}) {
+    if (fit.usable()) {
+      CHECK(std::isfinite(fit.params.loc));
+      CHECK(std::isfinite(fit.params.scale));
+      CHECK(std::isfinite(fit.params.k));
+    }
+  }
+  std::mt19937_64 engine(1);
+  const std::vector<double> scales{2.0, 1000.0};
+  CHECK_NOTHROW(est::parametric_projection(extreme, scales, est::FitMethod::pwm, est::BootstrapOptions{4, 0.9}, engine));
+}
