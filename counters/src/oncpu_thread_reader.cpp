@@ -33,11 +33,7 @@ constexpr std::size_t data_pages = 8;
 // The largest record this event writes (PERF_RECORD_LOST with its time).
 constexpr std::uint64_t max_record_size = 32;
 
-// Bumped in a fork's child: the child's threads must not read the parent's
-// buffers (the events follow the parent's threads).
-std::atomic<std::uint32_t> fork_generation{1};
 std::atomic<std::uint64_t> resynchronisations{0};
-std::atomic<std::uint64_t> thread_open_failures{0};
 
 std::uint64_t monotonic_ns() noexcept {
   timespec now{};
@@ -54,9 +50,9 @@ long perf_event_open(perf_event_attr* attr) noexcept {
 }
 
 // Trivially constructible and destructible (no TLS init wrapper on the read
-// path); generation 0 means "not opened on this thread yet".
+// path).
 struct oncpu_thread_state {
-  std::uint32_t generation = 0;
+  bool opened = false;  // a buffer was tried on this thread
   bool failed = false;  // this thread reads CLOCK_THREAD_CPUTIME_ID instead
   int fd = -1;
   perf_event_mmap_page* meta = nullptr;
@@ -138,12 +134,11 @@ std::string open_buffer(oncpu_thread_state& state) noexcept {
   return {};
 }
 
+// The child's only thread must not read the parent's buffer (the event
+// follows the parent's thread): it drops its copy and opens its own.
 void fork_child() noexcept {
-  fork_generation.fetch_add(1, std::memory_order_relaxed);
-  // The child's only thread drops the parent's buffer without unmapping
-  // more than its own copy.
   close_buffer(tls_oncpu);
-  tls_oncpu.generation = 0;
+  tls_oncpu.opened = false;
   // The child's thread is a new thread: its CPU clock starts again near 0.
   tls_oncpu.last = 0;
 }
@@ -151,12 +146,8 @@ void fork_child() noexcept {
 [[gnu::noinline, gnu::cold]] std::uint64_t open_on_this_thread(oncpu_thread_state& state) noexcept {
   thread_local oncpu_thread_teardown teardown;
   close_buffer(state);
-  state.generation = fork_generation.load(std::memory_order_relaxed);
-  state.failed = false;
-  if (!open_buffer(state).empty()) {
-    state.failed = true;
-    thread_open_failures.fetch_add(1, std::memory_order_relaxed);
-  }
+  state.opened = true;
+  state.failed = !open_buffer(state).empty();
   state.last = std::max(state.last, detail::read_thread_cputime_ns());
   return state.last;
 }
@@ -209,8 +200,7 @@ namespace detail {
 
 std::uint64_t read_oncpu_on_calling_thread() noexcept {
   oncpu_thread_state& state = tls_oncpu;
-  if (state.generation != fork_generation.load(std::memory_order_relaxed)) [[unlikely]]
-    return open_on_this_thread(state);
+  if (!state.opened) [[unlikely]] return open_on_this_thread(state);
   if (state.failed) [[unlikely]] {
     state.last = std::max(state.last, read_thread_cputime_ns());
     return state.last;
@@ -240,6 +230,5 @@ std::string probe_oncpu_source() noexcept {
 }  // namespace detail
 
 std::uint64_t oncpu_resynchronisations() noexcept { return resynchronisations.load(std::memory_order_relaxed); }
-std::uint64_t oncpu_thread_failures() noexcept { return thread_open_failures.load(std::memory_order_relaxed); }
 
 }  // namespace tremor::counters

@@ -100,9 +100,10 @@ class counter_source {
   // thread cannot set up or read its PAPI event set, its value stays frozen
   // and papi_thread_failures() counts it.
   [[nodiscard]] std::uint64_t read() const noexcept {
+    // PAPI first: the normal case on hardware with counters.
+    if (kind_ == source_kind::papi) return detail::read_papi_on_calling_thread(papi_event_code_, papi_generation_);
     if (kind_ == source_kind::thread_oncpu) return detail::read_oncpu_on_calling_thread();
-    if (kind_ == source_kind::thread_cputime) return detail::read_thread_cputime_ns();
-    return detail::read_papi_on_calling_thread(papi_event_code_, papi_generation_);
+    return detail::read_thread_cputime_ns();
   }
 
  private:
@@ -144,9 +145,7 @@ opened_counter_source open_counter_source(std::string_view spec) noexcept;
 
 // Threads whose PAPI event set could not be built or read, since start.
 std::uint64_t papi_thread_failures() noexcept;
-// thread_oncpu: threads that could not open their buffer (they read
-// CLOCK_THREAD_CPUTIME_ID), and re-anchorings after lost records.
-std::uint64_t oncpu_thread_failures() noexcept;
+// thread_oncpu: re-anchorings on CLOCK_THREAD_CPUTIME_ID after lost records.
 std::uint64_t oncpu_resynchronisations() noexcept;
 
 }  // namespace tremor::counters
