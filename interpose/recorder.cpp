@@ -48,12 +48,18 @@ int ranks_on_this_node() noexcept {
 }
 
 // With more ranks than CPUs the ranks yield to each other all the time, and
-// thread_oncpu's records make each switch cost ~1 us more (2.1 -> 4.3 us per
-// yield between two threads on one CPU on the build VM): worth a warning.
-std::string oversubscription_warning() {
+// context-switch records make each switch cost ~1 us more (2.1 -> 4.3 us per
+// yield between two threads on one CPU on the build VM).
+bool node_oversubscribed() noexcept {
   const int ranks = ranks_on_this_node();
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  if (ranks <= 0 || cpus <= 0 || ranks <= cpus) return {};
+  return ranks > 0 && cpus > 0 && ranks > cpus;
+}
+
+std::string oversubscription_warning() {
+  if (!node_oversubscribed()) return {};
+  const int ranks = ranks_on_this_node();
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   return "TREMOR_COUNTERS=oncpu with " + std::to_string(ranks) + " ranks on " + std::to_string(cpus) +
          " CPUs: every context switch costs ~1 us more; cputime is cheaper when ranks share cores";
 }
@@ -123,7 +129,8 @@ void Recorder::start() noexcept {
     if (!config_.enabled) return;
 
     calibrate_ticks();
-    auto opened = counters::open_counter_source(config_.counters);
+    // Only for the automatic CPU-time reader: oncpu, asked for, only warns.
+    auto opened = counters::open_counter_source(config_.counters, {.switch_records = !node_oversubscribed()});
     counter_ = opened.source;
     store_ = std::make_unique<SegmentStore>();
     start_time_unix_ = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -132,12 +139,19 @@ void Recorder::start() noexcept {
     // it was chosen, output directory. A counter the user asked for and did
     // not get is a warning of its own.
     std::string counter_line = std::string(counter_.name());
-    if (!counter_.events().empty()) counter_line += " (" + counter_.events().front() + ")";
+    if (counter_.uses_switch_records() && counter_.kind() == counters::source_kind::thread_cputime) {
+      counter_line += " (CLOCK_THREAD_CPUTIME_ID at most every 1 ms, context-switch records between)";
+    } else if (!opened.switch_records_note.empty()) {
+      counter_line += " (CLOCK_THREAD_CPUTIME_ID on every read; " + opened.switch_records_note + ")";
+    } else if (!counter_.events().empty()) {
+      counter_line += " (" + counter_.events().front() + ")";
+    }
     std::string reasons;
     for (const auto& rejection : opened.rejections) {
       reasons += (reasons.empty() ? "" : "; ") + rejection.event + ": " + rejection.reason;
     }
-    const bool fallback = counter_.kind() == counters::source_kind::thread_cputime && config_.counters != "cputime";
+    const bool fallback = counter_.kind() == counters::source_kind::thread_cputime && config_.counters != "cputime" &&
+                          config_.counters != "cputime_syscall";
     if (fallback && config_.counters.empty()) counter_line += ", no usable hardware counter";
     info0("Tremor " TREMOR_VERSION " recording " + std::to_string(world_size_) + " processes; work counter: " +
           counter_line + "; output in " + config_.output_dir);
@@ -162,8 +176,9 @@ void Recorder::start() noexcept {
     if (counter_.measures_cpu_time()) {
       g_long_call_ticks = static_cast<std::uint64_t>(20e-6 / seconds_per_tick());
       g_refresh_ticks = static_cast<std::uint64_t>(100e-6 / seconds_per_tick());
-      // Only a system call is worth skipping; thread_oncpu reads memory.
-      if (counter_.kind() == counters::source_kind::thread_cputime) g_boundary_busy_ticks = g_long_call_ticks;
+      // Only a system call is worth skipping; with context-switch records a
+      // read is mostly memory (and knows about deschedules).
+      if (!counter_.uses_switch_records()) g_boundary_busy_ticks = g_long_call_ticks;
     }
     g_recording.store(true, std::memory_order_release);
   } catch (...) {

@@ -48,6 +48,7 @@ if [[ $mode == wall ]]; then
   row "empty PMPI wrapper" call_cost LD_PRELOAD="$floor"
   row "tremor, thread oncpu" call_cost LD_PRELOAD="$tremor" TREMOR_COUNTERS=oncpu
   row "tremor, thread CPU time" call_cost LD_PRELOAD="$tremor" TREMOR_COUNTERS=cputime
+  row "  same, clock every read" call_cost LD_PRELOAD="$tremor" TREMOR_COUNTERS=cputime_syscall
   # The crash-recovery spill's share of a boundary (default: one append per second).
   row "  same, spill off" call_cost LD_PRELOAD="$tremor" TREMOR_COUNTERS=cputime TREMOR_SPILL_INTERVAL=off
   row "  same, spill every boundary" call_cost LD_PRELOAD="$tremor" TREMOR_COUNTERS=cputime TREMOR_SPILL_INTERVAL=0
@@ -82,5 +83,6 @@ row "unwrapped" call_cost
 row "empty PMPI wrapper" call_cost LD_PRELOAD="$floor"
 row "tremor, thread oncpu" call_cost LD_PRELOAD="$tremor" TREMOR_COUNTERS=oncpu
 row "tremor, thread CPU time" call_cost LD_PRELOAD="$tremor" TREMOR_COUNTERS=cputime
+row "  same, clock every read" call_cost LD_PRELOAD="$tremor" TREMOR_COUNTERS=cputime_syscall
 row "unwrapped (SDE app)" call_cost_sde
 row "tremor, PAPI SDE event" call_cost_sde LD_PRELOAD="$tremor" TREMOR_COUNTERS=$sde_event

@@ -55,7 +55,7 @@ void BM_papi_read(benchmark::State& state, const std::string& event) {
 // counter_source::read(), with the source the spec opens.
 void BM_source_read(benchmark::State& state, const std::string& spec) {
   const auto opened = tremor::counters::open_counter_source(spec);
-  const bool wanted = spec == "cputime" ? opened.source.kind() == tremor::counters::source_kind::thread_cputime
+  const bool wanted = spec.starts_with("cputime") ? opened.source.kind() == tremor::counters::source_kind::thread_cputime
                       : spec == "oncpu" ? opened.source.kind() == tremor::counters::source_kind::thread_oncpu
                                         : opened.source.kind() == tremor::counters::source_kind::papi;
   if (!wanted) {
@@ -65,7 +65,9 @@ void BM_source_read(benchmark::State& state, const std::string& spec) {
     return;
   }
   for (auto _ : state) benchmark::DoNotOptimize(opened.source.read());
-  state.SetLabel(std::string(opened.source.name()) + " " + opened.source.events().front());
+  std::string label(opened.source.name());
+  for (const std::string& event : opened.source.events()) label += " " + event;
+  state.SetLabel(label);
 }
 
 void register_benchmarks() {
@@ -78,6 +80,7 @@ void register_benchmarks() {
   for (const std::string& event : perf_events)
     benchmark::RegisterBenchmark(("PAPI_read/" + event).c_str(), BM_papi_read, event);
   benchmark::RegisterBenchmark("source.read/cputime", BM_source_read, std::string("cputime"));
+  benchmark::RegisterBenchmark("source.read/cputime_syscall", BM_source_read, std::string("cputime_syscall"));
   benchmark::RegisterBenchmark("source.read/oncpu", BM_source_read, std::string("oncpu"));
   benchmark::RegisterBenchmark(("source.read/" + std::string(sde_event)).c_str(), BM_source_read, std::string(sde_event));
   for (const std::string& event : perf_events)

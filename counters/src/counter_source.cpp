@@ -30,10 +30,17 @@ struct source_factory {
     source.events_ = {"CLOCK_THREAD_CPUTIME_ID"};
     return source;
   }
+  static counter_source thread_cputime_with_switch_records() {
+    counter_source source;
+    source.events_ = {"CLOCK_THREAD_CPUTIME_ID", "PERF_RECORD_SWITCH"};
+    source.clock_period_ns_ = clock_read_period_ns;
+    return source;
+  }
   static counter_source thread_oncpu() {
     counter_source source;
     source.kind_ = source_kind::thread_oncpu;
     source.events_ = {"PERF_RECORD_SWITCH"};
+    source.clock_period_ns_ = detail::never_read_clock;
     return source;
   }
 };
@@ -131,17 +138,34 @@ std::string explain(const opened_counter_source& opened) {
   return text;
 }
 
-opened_counter_source open_or_throw(std::string_view spec) {
-  opened_counter_source opened;
+// The fallback, with context-switch records between clock reads when allowed.
+void choose_thread_cputime(opened_counter_source& opened, counter_options options, bool clock_every_read) {
   opened.source = source_factory::thread_cputime();
+  if (clock_every_read) return;
+  if (!options.switch_records) {
+    opened.switch_records_note = "context-switch records off: more ranks than CPUs on this node";
+  } else if (std::string reason = detail::probe_oncpu_source(); !reason.empty()) {
+    opened.switch_records_note = "context-switch records unavailable (" + reason + ")";
+  } else {
+    opened.source = source_factory::thread_cputime_with_switch_records();
+  }
+}
+
+opened_counter_source open_or_throw(std::string_view spec, counter_options options) {
+  opened_counter_source opened;
   const std::vector<std::string> requested = parse_counter_spec(spec);
   std::string papi_unusable;
   bool papi_tried = false;
   bool chosen = false;
   bool oncpu_tried = false;
+  bool clock_every_read = false;
   for (std::size_t i = 0; i < requested.size() && !chosen; ++i) {
     const std::string& event = requested[i];
     if (equals_ignoring_case(event, "cputime")) break;
+    if (equals_ignoring_case(event, "cputime_syscall")) {
+      clock_every_read = true;
+      break;
+    }
     // Only when named: it counts a VM's steal time as the thread's (see the header).
     if (equals_ignoring_case(event, "oncpu")) {
       if (oncpu_tried) continue;
@@ -177,6 +201,7 @@ opened_counter_source open_or_throw(std::string_view spec) {
     opened.source = source_factory::papi(code, generation, event, unit_of(code, event));
     chosen = true;
   }
+  if (!chosen) choose_thread_cputime(opened, options, clock_every_read);
   if (!opened.rejections.empty()) {
     opened.explanation = explain(opened);
   } else if (requested.empty()) {
@@ -207,9 +232,9 @@ std::vector<std::string> parse_counter_spec(std::string_view spec) {
   return items;
 }
 
-opened_counter_source open_counter_source(std::string_view spec) noexcept {
+opened_counter_source open_counter_source(std::string_view spec, counter_options options) noexcept {
   try {
-    return open_or_throw(spec);
+    return open_or_throw(spec, options);
   } catch (...) {
     // Only allocation can throw here; the default source needs none.
     opened_counter_source opened;

@@ -11,6 +11,13 @@
 // The value is anchored to CLOCK_THREAD_CPUTIME_ID when the thread's buffer is
 // opened, and again whenever the kernel reports lost records (the buffer was
 // full), so it stays the thread's CPU time, and it never decreases.
+//
+// thread_cputime uses the same reader with a clock period: a read more than
+// that after the last anchor anchors again. The extrapolation can only exceed
+// the kernel's clock (by time the hypervisor stole or interrupts took while
+// the thread ran), never fall short, so the anchor's reading, held below the
+// last value returned, takes that excess back from the next reads; and a
+// steal longer than the period always ends in an anchored read.
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -34,6 +41,7 @@ constexpr std::size_t data_pages = 8;
 constexpr std::uint64_t max_record_size = 32;
 
 std::atomic<std::uint64_t> resynchronisations{0};
+std::atomic<std::uint64_t> clock_reads{0};
 
 std::uint64_t monotonic_ns() noexcept {
   timespec now{};
@@ -88,6 +96,7 @@ struct oncpu_thread_teardown {
 };
 
 void anchor(oncpu_thread_state& state) noexcept {
+  clock_reads.fetch_add(1, std::memory_order_relaxed);
   state.anchor_cputime = detail::read_thread_cputime_ns();
   state.anchor_wall = monotonic_ns();
   state.off_cpu = 0;
@@ -198,7 +207,7 @@ bool drain(oncpu_thread_state& state) noexcept {
 
 namespace detail {
 
-std::uint64_t read_oncpu_on_calling_thread() noexcept {
+std::uint64_t read_oncpu_on_calling_thread(std::uint64_t clock_period_ns) noexcept {
   oncpu_thread_state& state = tls_oncpu;
   if (!state.opened) [[unlikely]] return open_on_this_thread(state);
   if (state.failed) [[unlikely]] {
@@ -212,6 +221,11 @@ std::uint64_t read_oncpu_on_calling_thread() noexcept {
     return state.last;
   }
   const std::uint64_t wall = monotonic_ns();
+  if (wall - state.anchor_wall > clock_period_ns) {
+    anchor(state);
+    state.last = std::max(state.last, state.anchor_cputime);
+    return state.last;
+  }
   const std::uint64_t on_cpu = wall - state.anchor_wall - std::min(state.off_cpu, wall - state.anchor_wall);
   state.last = std::max(state.last, state.anchor_cputime + on_cpu);
   return state.last;
@@ -230,5 +244,6 @@ std::string probe_oncpu_source() noexcept {
 }  // namespace detail
 
 std::uint64_t oncpu_resynchronisations() noexcept { return resynchronisations.load(std::memory_order_relaxed); }
+std::uint64_t switch_record_clock_reads() noexcept { return clock_reads.load(std::memory_order_relaxed); }
 
 }  // namespace tremor::counters

@@ -209,6 +209,16 @@ TEST_CASE("warnings: few segments, fast boundaries, CPU-time counter", "[analysi
   const auto caveat = std::find_if(result.warnings.begin(), result.warnings.end(),
                                    [](const Warning& w) { return w.code == "counter_fallback"; });
   CHECK_THAT(caveat->message, Catch::Contains("memory-bandwidth"));
+  CHECK_THAT(caveat->message, !Catch::Contains("context-switch records"));
+
+  // The clock read at most every ms, records between: short steal is named.
+  RunData assisted = tremor::test::synthetic_run(spec);
+  assisted.meta.counter_events = {"CLOCK_THREAD_CPUTIME_ID", "PERF_RECORD_SWITCH"};
+  const RunAnalysis with_records = analyze_run(assisted, quick_parameters());
+  const auto noted = std::find_if(with_records.warnings.begin(), with_records.warnings.end(),
+                                  [](const Warning& w) { return w.code == "counter_fallback"; });
+  REQUIRE(noted != with_records.warnings.end());
+  CHECK_THAT(noted->message, Catch::Contains("context-switch records") && Catch::Contains("steal"));
 }
 
 TEST_CASE("predictions: every method and factor, ordered intervals", "[analysis]") {

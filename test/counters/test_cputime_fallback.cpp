@@ -27,7 +27,7 @@ TEST_CASE("a non-existent event falls back to thread CPU time with a reason", "[
   CHECK(opened.source.kind() == source_kind::thread_cputime);
   CHECK(opened.source.name() == "thread_cputime");
   CHECK(opened.source.unit() == "ns");
-  CHECK(opened.source.events() == std::vector<std::string>{"CLOCK_THREAD_CPUTIME_ID"});
+  CHECK(opened.source.events().front() == "CLOCK_THREAD_CPUTIME_ID");
   REQUIRE(opened.rejections.size() == 1);
   CHECK(opened.rejections[0].event == "PAPI_NO_SUCH_EVENT_ANYWHERE");
   CHECK_THAT(opened.rejections[0].reason, Catch::StartsWith("PAPI_event_name_to_code: "));
@@ -63,7 +63,7 @@ TEST_CASE("cputime forces the fallback and stops the list", "[counters][fallback
 }
 
 TEST_CASE("thread CPU time reads are monotonic", "[counters][fallback]") {
-  const counter_source source = open_counter_source("cputime").source;
+  const counter_source source = open_counter_source(GENERATE(as<std::string>{}, "cputime", "cputime_syscall")).source;
   std::uint64_t previous = source.read();
   CHECK(previous > 0);
   for (int i = 0; i < 10000; ++i) {
@@ -74,7 +74,7 @@ TEST_CASE("thread CPU time reads are monotonic", "[counters][fallback]") {
 }
 
 TEST_CASE("thread CPU time tracks busy time, not sleep", "[counters][fallback]") {
-  const counter_source source = open_counter_source("cputime").source;
+  const counter_source source = open_counter_source(GENERATE(as<std::string>{}, "cputime", "cputime_syscall")).source;
   const std::uint64_t before_busy = source.read();
   spin_cpu(20 * ns_per_ms);
   const std::uint64_t busy_delta = source.read() - before_busy;
@@ -87,7 +87,7 @@ TEST_CASE("thread CPU time tracks busy time, not sleep", "[counters][fallback]")
 }
 
 TEST_CASE("each thread reads its own CPU time", "[counters][fallback][threads]") {
-  const counter_source source = open_counter_source("cputime").source;
+  const counter_source source = open_counter_source(GENERATE(as<std::string>{}, "cputime", "cputime_syscall")).source;
   std::uint64_t busy_delta = 0;
   std::uint64_t sleeper_delta = 0;
   const std::uint64_t main_before = source.read();

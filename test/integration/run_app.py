@@ -127,6 +127,26 @@ def check_sde(f, args):
         fail("per-rank work deltas are not exact")
 
 
+def check_switch_records(f, args, requested):
+    """thread_cputime fills in between clock reads from context-switch records
+    unless asked not to (cputime_syscall), the node has more ranks than CPUs,
+    or perf refuses; the start-up line says which and why."""
+    events = [text(e) for e in f["counter_events"][()]]
+    used = "PERF_RECORD_SWITCH" in events
+    oversubscribed = args["np"] > (os.cpu_count() or 1)
+    print(f"counter events {events}")
+    if requested == "cputime_syscall" or oversubscribed:
+        if used:
+            fail("context-switch records in use with " + ("cputime_syscall" if not oversubscribed else
+                                                          f"{args['np']} ranks on {os.cpu_count()} CPUs"))
+        if oversubscribed and "more ranks than CPUs" not in args["stderr"]:
+            fail("the start-up line does not say why the records are off")
+    elif not used:
+        if "context-switch records unavailable (perf_event_open" not in args["stderr"]:
+            fail("thread_cputime reads the clock every time without saying why")
+        print("perf_event_open refused here; thread_cputime reads the clock every time")
+
+
 def check_work(f, args):
     """bsp_demo -u US: the CPU-time work of a segment is its compute, whether
     the boundary read the counter or took the time since a recent reading as
@@ -134,7 +154,8 @@ def check_work(f, args):
     this VM's two vCPUs make unreliable, so work is compared with the
     segment's own time outside MPI (CPU time <= wall time; equal when the
     rank kept its core) and across the program's 1x and 2x iterations."""
-    wanted = {"cputime": "thread_cputime", "oncpu": "thread_oncpu"}[args.get("source", "cputime")]
+    requested = args.get("source", "cputime")
+    wanted = {"cputime": "thread_cputime", "cputime_syscall": "thread_cputime", "oncpu": "thread_oncpu"}[requested]
     source = text(f.attrs["counter_source"])
     if wanted == "thread_oncpu" and source == "thread_cputime":
         # perf refused the context-switch event (containers, perf_event_paranoid 3):
@@ -142,6 +163,8 @@ def check_work(f, args):
         print("perf_event_open refused here; checking the thread_cputime fallback")
     elif source != wanted:
         fail(f"counter source is {source}, not {wanted}")
+    if requested.startswith("cputime"):
+        check_switch_records(f, args, requested)
     # The first and last segments hold start-up and exit; column j is iteration j - 1.
     work = detail_values(f, "work")[:, 1:-1]
     outside = (detail_values(f, "duration") - detail_values(f, "mpi_time"))[:, 1:-1] * 1e9
@@ -301,7 +324,8 @@ def check_offline(f, args):
         fail("offline report differs from the in-process report")
 
 
-CHECKS = {"work": check_work, "planted": check_planted, "quiet": check_quiet, "offline": check_offline, "fortran": check_fortran, "stacked": check_stacked, "bsp": check_bsp, "segments": check_segments, "io": check_io, "sde": check_sde, "schema": check_schema}
+CHECKS = {"switch_records": lambda f, args: check_switch_records(f, args, args.get("source", "cputime")),
+          "work": check_work, "planted": check_planted, "quiet": check_quiet, "offline": check_offline, "fortran": check_fortran, "stacked": check_stacked, "bsp": check_bsp, "segments": check_segments, "io": check_io, "sde": check_sde, "schema": check_schema}
 
 
 def main():
@@ -355,6 +379,7 @@ def run_and_check(opts, program):
             print(f"CHECK FAILED: expected one run file in {out}, found {files}")
             sys.exit(1)
         args = dict(kv.split("=", 1) for kv in opts.arg)
+        args.update(np=opts.np, stderr=result.stderr)
         with h5py.File(files[0], "r") as f:
             busy = None
             for check in opts.check:

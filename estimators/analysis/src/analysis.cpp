@@ -215,6 +215,12 @@ void add_warnings(const RunData& run, RunAnalysis& analysis) {
         "No hardware counters: work is measured as thread CPU time. It ignores descheduled time "
         "(CPU contention shows as longer segments) but memory-bandwidth stalls inflate it, so "
         "bandwidth interference may be under-counted.";
+    const bool switch_records = std::ranges::find(run.meta.counter_events, "PERF_RECORD_SWITCH") !=
+                                run.meta.counter_events.end();
+    if (run.meta.counter_source == "thread_cputime" && switch_records)
+      text += " The thread clock is read at most every millisecond, context-switch records fill in between: "
+              "in a virtual machine, steal shorter than that may count as work in one segment and is taken "
+              "back from the next.";
     if (run.meta.counter_source == "thread_oncpu")
       text += " From context-switch records (TREMOR_COUNTERS=oncpu): in a virtual machine, time the "
               "hypervisor took the CPU away (steal) counts as work too.";

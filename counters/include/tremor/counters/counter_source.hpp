@@ -14,10 +14,17 @@
 //                   (steal time) as the thread's, which the kernel's thread
 //                   clock leaves out, and each context switch of the thread
 //                   costs ~1 us more (the kernel writes the records).
-//   thread_cputime  CLOCK_THREAD_CPUTIME_ID in ns (a system call per read);
-//                   when no requested event works (this VM: no PMU,
-//                   PAPI_FP_INS/PAPI_TOT_INS do not exist), or when
-//                   TREMOR_COUNTERS=cputime.
+//   thread_cputime  the thread's CPU time in ns; when no requested event works
+//                   (this VM: no PMU, PAPI_FP_INS/PAPI_TOT_INS do not exist),
+//                   or when TREMOR_COUNTERS=cputime. Where perf allows the
+//                   context-switch records and the node is not oversubscribed,
+//                   CLOCK_THREAD_CPUTIME_ID (a system call) is read at most
+//                   once per clock_read_period_ns and thread_oncpu's
+//                   extrapolation serves the reads between; any time the
+//                   hypervisor stole from such a window (< 1 ms) counts as
+//                   work until the next clock read takes it back. Otherwise,
+//                   or with TREMOR_COUNTERS=cputime_syscall, every read is the
+//                   system call.
 // Default order when TREMOR_COUNTERS is unset or empty: PAPI_FP_INS,PAPI_TOT_INS.
 //
 // Per-thread semantics
@@ -59,7 +66,10 @@ enum class source_kind : std::uint8_t { papi, thread_cputime, thread_oncpu };
 namespace detail {
 // Out of line: per-thread context-switch buffer, opened on the thread's first
 // read; a thread that cannot open one reads CLOCK_THREAD_CPUTIME_ID.
-std::uint64_t read_oncpu_on_calling_thread() noexcept;
+// Reads CLOCK_THREAD_CPUTIME_ID again when the last clock read is more than
+// clock_period_ns old (never_read_clock: only when records were lost).
+std::uint64_t read_oncpu_on_calling_thread(std::uint64_t clock_period_ns) noexcept;
+inline constexpr std::uint64_t never_read_clock = ~std::uint64_t{0};
 // Empty if this process may open the context-switch event, else why.
 std::string probe_oncpu_source() noexcept;
 
@@ -89,8 +99,9 @@ class counter_source {
   // Both fallbacks count the thread's CPU time in ns (the recorder treats
   // the CPU of MPI calls differently then).
   [[nodiscard]] bool measures_cpu_time() const noexcept { return kind_ != source_kind::papi; }
-  // The events in use: the winning PAPI event, "CLOCK_THREAD_CPUTIME_ID", or
-  // "PERF_RECORD_SWITCH" for thread_oncpu.
+  // The events in use: the winning PAPI event, "CLOCK_THREAD_CPUTIME_ID"
+  // (followed by "PERF_RECORD_SWITCH" when context-switch records fill in
+  // between clock reads), or "PERF_RECORD_SWITCH" for thread_oncpu.
   [[nodiscard]] const std::vector<std::string>& events() const noexcept { return events_; }
   // "ns" for the CPU-time sources; PAPI's unit for the event when it has one,
   // otherwise "instructions" for *_INS presets and "count" for the rest.
@@ -102,8 +113,12 @@ class counter_source {
   [[nodiscard]] std::uint64_t read() const noexcept {
     // PAPI first: the normal case on hardware with counters.
     if (kind_ == source_kind::papi) return detail::read_papi_on_calling_thread(papi_event_code_, papi_generation_);
-    if (kind_ == source_kind::thread_oncpu) return detail::read_oncpu_on_calling_thread();
-    return detail::read_thread_cputime_ns();
+    if (clock_period_ns_ == 0) return detail::read_thread_cputime_ns();
+    return detail::read_oncpu_on_calling_thread(clock_period_ns_);
+  }
+  // thread_cputime between clock reads from context-switch records.
+  [[nodiscard]] bool uses_switch_records() const noexcept {
+    return kind_ != source_kind::papi && clock_period_ns_ != 0;
   }
 
  private:
@@ -111,6 +126,8 @@ class counter_source {
   source_kind kind_ = source_kind::thread_cputime;
   int papi_event_code_ = 0;
   std::uint32_t papi_generation_ = 0;
+  // CPU-time sources: 0 = the clock on every read.
+  std::uint64_t clock_period_ns_ = 0;
   std::vector<std::string> events_;
   std::string unit_ = "ns";
 };
@@ -127,6 +144,21 @@ struct opened_counter_source {
   // One human-readable line for the log and the output file; empty when the
   // first requested event (or the requested cputime) was used.
   std::string explanation;
+  // thread_cputime reading the clock on every read although not asked to:
+  // why the context-switch records are not used. Empty otherwise.
+  std::string switch_records_note;
+};
+
+// How often thread_cputime reads the kernel clock when context-switch records
+// fill in between: a boundary or call every <= 1 ms then costs no system call,
+// and time the hypervisor steals in longer windows is always left out.
+inline constexpr std::uint64_t clock_read_period_ns = 1'000'000;
+
+struct counter_options {
+  // thread_cputime may use context-switch records between clock reads. The
+  // recorder turns it off when more ranks than CPUs share the node: each
+  // switch then costs ~1 us more, and such ranks switch all the time.
+  bool switch_records = true;
 };
 
 // The default spec used when TREMOR_COUNTERS is unset or blank.
@@ -137,15 +169,19 @@ inline constexpr std::string_view default_counter_spec = "PAPI_FP_INS,PAPI_TOT_I
 std::vector<std::string> parse_counter_spec(std::string_view spec);
 
 // Opens the first usable source for `spec` (the value of TREMOR_COUNTERS;
-// "cputime" forces the fallback and "oncpu" asks for thread_oncpu, also as
-// items of a list; when no item works, thread_cputime). Initialises PAPI
+// "cputime" forces the fallback, "cputime_syscall" the fallback with the
+// clock on every read, and "oncpu" asks for thread_oncpu, also as items of a
+// list; when no item works, thread_cputime). Initialises PAPI
 // (library + thread support) on first use: call it after MPI_Init, not at
 // load time. Never throws; on any failure returns the fallback with a reason.
-opened_counter_source open_counter_source(std::string_view spec) noexcept;
+opened_counter_source open_counter_source(std::string_view spec, counter_options options = {}) noexcept;
 
 // Threads whose PAPI event set could not be built or read, since start.
 std::uint64_t papi_thread_failures() noexcept;
 // thread_oncpu: re-anchorings on CLOCK_THREAD_CPUTIME_ID after lost records.
 std::uint64_t oncpu_resynchronisations() noexcept;
+// Reads of CLOCK_THREAD_CPUTIME_ID by threads with context-switch records
+// (thread_cputime's periodic reads, opening, re-anchoring), since start.
+std::uint64_t switch_record_clock_reads() noexcept;
 
 }  // namespace tremor::counters
