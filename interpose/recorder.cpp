@@ -49,19 +49,12 @@ int ranks_on_this_node() noexcept {
 
 // With more ranks than CPUs the ranks yield to each other all the time, and
 // context-switch records make each switch cost ~1 us more (2.1 -> 4.3 us per
-// yield between two threads on one CPU on the build VM).
-bool node_oversubscribed() noexcept {
+// yield between two threads on one CPU on the build VM). Empty if not so.
+std::string oversubscription() {
   const int ranks = ranks_on_this_node();
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  return ranks > 0 && cpus > 0 && ranks > cpus;
-}
-
-std::string oversubscription_warning() {
-  if (!node_oversubscribed()) return {};
-  const int ranks = ranks_on_this_node();
-  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  return "TREMOR_COUNTERS=oncpu with " + std::to_string(ranks) + " ranks on " + std::to_string(cpus) +
-         " CPUs: every context switch costs ~1 us more; cputime is cheaper when ranks share cores";
+  if (ranks <= 0 || cpus <= 0 || ranks <= cpus) return {};
+  return std::to_string(ranks) + " ranks on " + std::to_string(cpus) + " CPUs";
 }
 
 }  // namespace
@@ -130,7 +123,8 @@ void Recorder::start() noexcept {
 
     calibrate_ticks();
     // Only for the automatic CPU-time reader: oncpu, asked for, only warns.
-    auto opened = counters::open_counter_source(config_.counters, {.switch_records = !node_oversubscribed()});
+    const std::string oversubscribed = oversubscription();
+    auto opened = counters::open_counter_source(config_.counters, {.switch_records = oversubscribed.empty()});
     counter_ = opened.source;
     store_ = std::make_unique<SegmentStore>();
     start_time_unix_ = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -160,8 +154,9 @@ void Recorder::start() noexcept {
     } else if (!reasons.empty() && world_rank_ == 0) {
       logger_->debug("counter events rejected: " + reasons);
     }
-    if (counter_.kind() == counters::source_kind::thread_oncpu) {
-      if (const std::string warning = oversubscription_warning(); !warning.empty()) warn0(warning);
+    if (counter_.kind() == counters::source_kind::thread_oncpu && !oversubscribed.empty()) {
+      warn0("TREMOR_COUNTERS=oncpu with " + oversubscribed +
+            ": every context switch costs ~1 us more; cputime is cheaper when ranks share cores");
     }
     open_spill();
     started_ = true;

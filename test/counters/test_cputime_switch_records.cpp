@@ -5,14 +5,12 @@
 // stay monotonic when an anchor comes in below an extrapolated value.
 #include <catch2/catch.hpp>
 
-#include <pthread.h>
-#include <sched.h>
-
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <thread>
 
+#include "switch_record_testing.hpp"
 #include "tremor/counters/counter_source.hpp"
 
 using tremor::counters::clock_read_period_ns;
@@ -22,20 +20,9 @@ using tremor::counters::source_kind;
 using tremor::counters::switch_record_clock_reads;
 using tremor::counters::detail::read_thread_cputime_ns;
 using namespace std::chrono_literals;
+using namespace tremor::counters::testing;
 
 namespace {
-
-std::uint64_t wall_ns() {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
-}
-
-bool perf_refuses() {
-  const std::string reason = tremor::counters::detail::probe_oncpu_source();
-  if (!reason.empty()) WARN("context-switch records not testable here: " << reason);
-  return !reason.empty();
-}
 
 counter_source assisted_source() {
   const auto opened = open_counter_source("cputime");
@@ -132,11 +119,7 @@ TEST_CASE("a read after the period is the kernel's thread clock", "[counters][cp
 TEST_CASE("threads sharing a core read their own CPU time within a period", "[counters][cputime][threads]") {
   if (perf_refuses()) return;
   const counter_source source = assisted_source();
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  sched_getaffinity(0, sizeof allowed, &allowed);
-  int cpu = 0;
-  while (cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &allowed)) ++cpu;
+  const int cpu = first_allowed_cpu();
   struct measured {
     std::uint64_t source = 0, clock = 0, wall = 0;
     bool monotonic = true;
@@ -144,10 +127,7 @@ TEST_CASE("threads sharing a core read their own CPU time within a period", "[co
   measured a;
   measured b;
   auto run = [&](measured& out) {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    pin_to(cpu);
     std::uint64_t previous = source.read();
     const std::uint64_t s0 = previous;
     const std::uint64_t c0 = read_thread_cputime_ns();

@@ -3,8 +3,6 @@
 // by a thread sharing its core, loses records to a full buffer, and after fork.
 #include <catch2/catch.hpp>
 
-#include <pthread.h>
-#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +14,7 @@
 #include <thread>
 
 #include "busy_work.hpp"
+#include "switch_record_testing.hpp"
 #include "tremor/counters/counter_source.hpp"
 
 using tremor::counters::counter_source;
@@ -23,48 +22,17 @@ using tremor::counters::open_counter_source;
 using tremor::counters::source_kind;
 using tremor::counters::detail::read_thread_cputime_ns;
 using namespace std::chrono_literals;
+using namespace tremor::counters::testing;
 
 namespace {
 
 constexpr std::uint64_t ns_per_ms = 1'000'000;
-
-std::uint64_t wall_ns() {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
-}
-
-// Where perf refuses the event (containers, perf_event_paranoid 3 without
-// CAP_PERFMON) the source cannot be tested; the first test case checks the
-// refusal instead, and these say so.
-bool perf_refuses() {
-  const std::string reason = tremor::counters::detail::probe_oncpu_source();
-  if (!reason.empty()) WARN("thread_oncpu not testable here: " << reason);
-  return !reason.empty();
-}
 
 counter_source oncpu_source() {
   const auto opened = open_counter_source("oncpu");
   INFO(opened.explanation);
   REQUIRE(opened.source.kind() == source_kind::thread_oncpu);
   return opened.source;
-}
-
-// Pins the calling thread to one CPU the process may use.
-void pin_to(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0);
-}
-
-int first_allowed_cpu() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  sched_getaffinity(0, sizeof set, &set);
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-    if (CPU_ISSET(cpu, &set)) return cpu;
-  return 0;
 }
 
 // Steal time (the hypervisor ran something else on our vCPU) of one CPU,

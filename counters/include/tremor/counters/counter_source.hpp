@@ -116,7 +116,8 @@ class counter_source {
     if (clock_period_ns_ == 0) return detail::read_thread_cputime_ns();
     return detail::read_oncpu_on_calling_thread(clock_period_ns_);
   }
-  // thread_cputime between clock reads from context-switch records.
+  // Reads come from context-switch records: thread_oncpu always,
+  // thread_cputime between its clock reads.
   [[nodiscard]] bool uses_switch_records() const noexcept {
     return kind_ != source_kind::papi && clock_period_ns_ != 0;
   }
