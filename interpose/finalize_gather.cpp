@@ -82,7 +82,7 @@ std::vector<std::uint16_t> merge_metric_bins(const Context& ctx, const BinTable&
     for (int r = 0; r < ctx.size; ++r) {
       const auto c = static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]);
       per_rank[static_cast<std::size_t>(r)].assign(gathered.begin() + static_cast<std::ptrdiff_t>(offset),
-                                                    gathered.begin() + static_cast<std::ptrdiff_t>(offset + c));
+                                                   gathered.begin() + static_cast<std::ptrdiff_t>(offset + c));
       offset += c;
     }
     ProgramBins merged = merge_program_bins(per_rank);
@@ -96,8 +96,8 @@ std::vector<std::uint16_t> merge_metric_bins(const Context& ctx, const BinTable&
     }
   }
   std::vector<std::uint16_t> map(static_cast<std::size_t>(local_count));
-  PMPI_Scatterv(all_maps.data(), counts.data(), map_displs.data(), MPI_UINT16_T, map.data(), local_count,
-                MPI_UINT16_T, 0, ctx.comm);
+  PMPI_Scatterv(all_maps.data(), counts.data(), map_displs.data(), MPI_UINT16_T, map.data(), local_count, MPI_UINT16_T,
+                0, ctx.comm);
   return map;
 }
 
@@ -108,8 +108,10 @@ constexpr std::size_t kMaxInjectionRecords = std::size_t{1} << 22;
 
 void gather_injection(const Context& ctx, RunData* run) {
   std::vector<tremor_inject_record> records;
-  const auto count = reinterpret_cast<tremor_inject_record_count_fn>(dlsym(RTLD_DEFAULT, TREMOR_INJECT_RECORD_COUNT_SYMBOL));
-  const auto copy = reinterpret_cast<tremor_inject_copy_records_fn>(dlsym(RTLD_DEFAULT, TREMOR_INJECT_COPY_RECORDS_SYMBOL));
+  const auto count =
+      reinterpret_cast<tremor_inject_record_count_fn>(dlsym(RTLD_DEFAULT, TREMOR_INJECT_RECORD_COUNT_SYMBOL));
+  const auto copy =
+      reinterpret_cast<tremor_inject_copy_records_fn>(dlsym(RTLD_DEFAULT, TREMOR_INJECT_COPY_RECORDS_SYMBOL));
   if (count && copy) {
     const std::size_t cap = std::max<std::size_t>(1, kMaxInjectionRecords / static_cast<std::size_t>(ctx.size));
     records.resize(std::min(count(), cap));
@@ -130,11 +132,13 @@ void gather_injection(const Context& ctx, RunData* run) {
   PMPI_Gatherv(records.data(), mine, MPI_BYTE, all.data(), sizes.data(), displs.data(), MPI_BYTE, 0, ctx.comm);
   if (!ctx.root()) return;
   for (int r = 0; r < ctx.size; ++r) {
-    const std::size_t first = static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]) / sizeof(tremor_inject_record);
+    const std::size_t first =
+        static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]) / sizeof(tremor_inject_record);
     const std::size_t n = static_cast<std::size_t>(sizes[static_cast<std::size_t>(r)]) / sizeof(tremor_inject_record);
     for (std::size_t i = first; i < first + n; ++i) {
       const tremor_inject_record& record = all[i];
-      run->injection.push_back(InjectionRecord{r, record.time_s, std::string(record.call, strnlen(record.call, sizeof record.call)),
+      run->injection.push_back(InjectionRecord{r, record.time_s,
+                                               std::string(record.call, strnlen(record.call, sizeof record.call)),
                                                record.requested_us, record.spent_us});
     }
   }
@@ -203,11 +207,10 @@ std::optional<RunData> gather_run(MPI_Comm comm, const Recorder& recorder, const
     const int c = static_cast<int>(count);
     PMPI_Reduce(global_index[index(Quantized::duration)].data() + first,
                 ctx.root() ? longest_index.data() + first : nullptr, c, MPI_UINT16_T, MPI_MAX, 0, comm);
-    PMPI_Reduce(mpi_times.data(), ctx.root() ? least_mpi.data() + first : nullptr, c, MPI_DOUBLE_INT, MPI_MINLOC,
-                0, comm);
-    PMPI_Reduce(waits.data(), ctx.root() ? least_wait.data() + first : nullptr, c, MPI_DOUBLE, MPI_MIN, 0, comm);
-    PMPI_Reduce(hashes.data(), ctx.root() ? signature_sum.data() + first : nullptr, c, MPI_UINT64_T, MPI_SUM, 0,
+    PMPI_Reduce(mpi_times.data(), ctx.root() ? least_mpi.data() + first : nullptr, c, MPI_DOUBLE_INT, MPI_MINLOC, 0,
                 comm);
+    PMPI_Reduce(waits.data(), ctx.root() ? least_wait.data() + first : nullptr, c, MPI_DOUBLE, MPI_MIN, 0, comm);
+    PMPI_Reduce(hashes.data(), ctx.root() ? signature_sum.data() + first : nullptr, c, MPI_UINT64_T, MPI_SUM, 0, comm);
   }
 
   // Per-segment detail of a bounded set of ranks, sent to the root.
@@ -236,7 +239,8 @@ std::optional<RunData> gather_run(MPI_Comm comm, const Recorder& recorder, const
       for (std::size_t m = 0; m < kQuantizedCount; ++m) {
         std::copy_n(global_index[m].begin(), n, detail.global_index[m].begin() + static_cast<std::ptrdiff_t>(r * n));
       }
-      std::copy_n(local.signature_index.begin(), n, detail.signature_index.begin() + static_cast<std::ptrdiff_t>(r * n));
+      std::copy_n(local.signature_index.begin(), n,
+                  detail.signature_index.begin() + static_cast<std::ptrdiff_t>(r * n));
       detail.signatures.insert(detail.signatures.end(), local.signatures.begin(), local.signatures.end());
       continue;
     }

@@ -71,7 +71,8 @@ std::uint64_t type_bytes(long long count, MPI_Datatype datatype) noexcept {
   const std::uintptr_t key = handle_key(datatype);
   const std::uint64_t generation = g_type_generation.load(std::memory_order_acquire);
   // Fibonacci hashing spreads both MPICH's small ints and Open MPI's pointers.
-  TypeSizeEntry& entry = t_type_sizes[(static_cast<std::uint64_t>(key) * 0x9E3779B97F4A7C15ULL) >> (64 - kTypeSizeSlotBits)];
+  TypeSizeEntry& entry =
+      t_type_sizes[(static_cast<std::uint64_t>(key) * 0x9E3779B97F4A7C15ULL) >> (64 - kTypeSizeSlotBits)];
   if (entry.key != key || entry.generation != generation) {
     int size = 0;
     if (PMPI_Type_size(datatype, &size) != MPI_SUCCESS || size <= 0) return 0;
@@ -133,8 +134,8 @@ bool spans_world(MPI_Comm comm) noexcept {
     int size = 0;
     // Within one MPI_COMM_WORLD (no dynamic processes) an intracommunicator
     // of the world's size has the world's group.
-    const bool spans = !is_inter(comm) && PMPI_Comm_size(comm, &size) == MPI_SUCCESS &&
-                       size == Recorder::instance().world_size();
+    const bool spans =
+        !is_inter(comm) && PMPI_Comm_size(comm, &size) == MPI_SUCCESS && size == Recorder::instance().world_size();
     cache.spans.emplace(key, spans);
     return spans;
   } catch (...) {

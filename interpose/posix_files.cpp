@@ -26,7 +26,8 @@ bool stat_regular(int fd) noexcept {
 bool classify_opened(int fd) noexcept {
   if (fd < 0) return false;
   const bool regular = stat_regular(fd);
-  if (fd < kCachedDescriptors) g_kinds[static_cast<std::size_t>(fd)].store(regular ? kFile : kOther, std::memory_order_relaxed);
+  if (fd < kCachedDescriptors)
+    g_kinds[static_cast<std::size_t>(fd)].store(regular ? kFile : kOther, std::memory_order_relaxed);
   return regular;
 }
 
@@ -39,7 +40,8 @@ bool is_regular_file(int fd) noexcept {
 }
 
 void forget_descriptor(int fd) noexcept {
-  if (fd >= 0 && fd < kCachedDescriptors) g_kinds[static_cast<std::size_t>(fd)].store(kUnknown, std::memory_order_relaxed);
+  if (fd >= 0 && fd < kCachedDescriptors)
+    g_kinds[static_cast<std::size_t>(fd)].store(kUnknown, std::memory_order_relaxed);
 }
 
 }  // namespace tremor::interpose

@@ -133,7 +133,7 @@ void Recorder::start() noexcept {
     // it was chosen, output directory. A counter the user asked for and did
     // not get is a warning of its own.
     std::string counter_line = std::string(counter_.name());
-    if (counter_.uses_switch_records() && counter_.kind() == counters::source_kind::thread_cputime) {
+    if (counter_.uses_switch_records() && counter_.kind() == counters::SourceKind::thread_cputime) {
       counter_line += " (CLOCK_THREAD_CPUTIME_ID at most every 1 ms, context-switch records between)";
     } else if (!opened.switch_records_note.empty()) {
       counter_line += " (CLOCK_THREAD_CPUTIME_ID on every read; " + opened.switch_records_note + ")";
@@ -144,17 +144,17 @@ void Recorder::start() noexcept {
     for (const auto& rejection : opened.rejections) {
       reasons += (reasons.empty() ? "" : "; ") + rejection.event + ": " + rejection.reason;
     }
-    const bool fallback = counter_.kind() == counters::source_kind::thread_cputime && config_.counters != "cputime" &&
+    const bool fallback = counter_.kind() == counters::SourceKind::thread_cputime && config_.counters != "cputime" &&
                           config_.counters != "cputime_syscall";
     if (fallback && config_.counters.empty()) counter_line += ", no usable hardware counter";
-    info0("Tremor " TREMOR_VERSION " recording " + std::to_string(world_size_) + " processes; work counter: " +
-          counter_line + "; output in " + config_.output_dir);
+    info0("Tremor " TREMOR_VERSION " recording " + std::to_string(world_size_) +
+          " processes; work counter: " + counter_line + "; output in " + config_.output_dir);
     if (fallback && !config_.counters.empty()) {
       warn0("TREMOR_COUNTERS: no usable event (" + reasons + "); work is measured as thread CPU time");
     } else if (!reasons.empty() && world_rank_ == 0) {
       logger_->debug("counter events rejected: " + reasons);
     }
-    if (counter_.kind() == counters::source_kind::thread_oncpu && !oversubscribed.empty()) {
+    if (counter_.kind() == counters::SourceKind::thread_oncpu && !oversubscribed.empty()) {
       warn0("TREMOR_COUNTERS=oncpu with " + oversubscribed +
             ": every context switch costs ~1 us more; cputime is cheaper when ranks share cores");
     }
@@ -207,8 +207,8 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
   values[index(Quantized::mpi_time)] = static_cast<double>(now.mpi_ticks - last_totals_.mpi_ticks) * tick;
   values[index(Quantized::io_time)] = static_cast<double>(now.io_ticks - last_totals_.io_ticks) * tick;
   values[index(Quantized::wait_time)] = static_cast<double>(end - start) * tick;
-  const bool work_known = work_at_entry.valid && work_at_segment_start_.valid &&
-                          work_at_entry.value >= work_at_segment_start_.value;
+  const bool work_known =
+      work_at_entry.valid && work_at_segment_start_.valid && work_at_entry.value >= work_at_segment_start_.value;
   double work = work_known ? static_cast<double>(work_at_entry.value - work_at_segment_start_.value) : 0.0;
   ThreadState* const caller = t_state;
   const bool cputime = counter_.measures_cpu_time();
@@ -217,8 +217,8 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
     // (a read costs 0.2-1 us), so the CPU of the segment's other MPI and I/O
     // calls is in the delta: short calls busy-poll (their wall time is CPU
     // time), long ones were measured (account_long_call).
-    const double inside_ns = static_cast<double>(caller->short_inside_ticks) * tick * 1e9 +
-                             static_cast<double>(caller->long_inside_counter);
+    const double inside_ns =
+        static_cast<double>(caller->short_inside_ticks) * tick * 1e9 + static_cast<double>(caller->long_inside_counter);
     work = std::max(0.0, work - inside_ns);
   }
   if (caller != nullptr) {
@@ -316,25 +316,37 @@ std::string Recorder::spill_kept_note() const {
 void Recorder::info0(const std::string& message) noexcept {
   if (world_rank_ != 0 || !logger_) return;
   InsideTremor guard;
-  try { logger_->info(message); } catch (...) {}
+  try {
+    logger_->info(message);
+  } catch (...) {
+  }
 }
 
 void Recorder::warn0(const std::string& message) noexcept {
   if (world_rank_ != 0 || !logger_) return;
   InsideTremor guard;
-  try { logger_->warn("warning: " + message); } catch (...) {}
+  try {
+    logger_->warn("warning: " + message);
+  } catch (...) {
+  }
 }
 
 void Recorder::debug0(const std::string& message) noexcept {
   if (world_rank_ != 0 || !logger_) return;
   InsideTremor guard;
-  try { logger_->debug(message); } catch (...) {}
+  try {
+    logger_->debug(message);
+  } catch (...) {
+  }
 }
 
 void Recorder::warn(const std::string& message) noexcept {
   if (!logger_) return;
   InsideTremor guard;
-  try { logger_->warn("warning: rank " + std::to_string(world_rank_) + ": " + message); } catch (...) {}
+  try {
+    logger_->warn("warning: rank " + std::to_string(world_rank_) + ": " + message);
+  } catch (...) {
+  }
 }
 
 }  // namespace tremor::interpose

@@ -51,7 +51,7 @@ class Recorder {
   bool started() const noexcept { return started_; }
   const Config& config() const noexcept { return config_; }
   const std::vector<std::string>& config_messages() const noexcept { return config_messages_; }
-  const counters::counter_source& counter() const noexcept { return counter_; }
+  const counters::CounterSource& counter() const noexcept { return counter_; }
   SegmentStore& store() noexcept { return *store_; }
   double start_time_unix() const noexcept { return start_time_unix_; }
   double elapsed_s() const noexcept;  // MPI_Init exit to MPI_Finalize entry
@@ -75,7 +75,7 @@ class Recorder {
 
   Config config_;
   std::vector<std::string> config_messages_;
-  counters::counter_source counter_;
+  counters::CounterSource counter_;
   std::unique_ptr<SegmentStore> store_;
   std::shared_ptr<spdlog::logger> logger_;
   std::mutex boundary_mutex_;

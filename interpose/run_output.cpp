@@ -97,7 +97,8 @@ void run_finalize_driver(Recorder& recorder) noexcept {
   try {
     FinalizeTimer timer;
     // Tremor's own finalize traffic must not be delayed by a stacked injector.
-    if (const auto suspend = reinterpret_cast<tremor_inject_suspend_fn>(dlsym(RTLD_DEFAULT, TREMOR_INJECT_SUSPEND_SYMBOL))) {
+    if (const auto suspend =
+            reinterpret_cast<tremor_inject_suspend_fn>(dlsym(RTLD_DEFAULT, TREMOR_INJECT_SUSPEND_SYMBOL))) {
       suspend();
     }
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) return;

@@ -27,12 +27,12 @@ struct ThreadState {
   std::array<std::atomic<std::uint64_t>, kFeatureCount> features{};
   std::atomic<std::uint64_t> mpi_ticks{0};
   std::atomic<std::uint64_t> io_ticks{0};
-  int depth = 0;  // > 0 inside an intercepted call or inside Tremor itself
+  int depth = 0;                // > 0 inside an intercepted call or inside Tremor itself
   ThreadState* next = nullptr;  // registry list, append-only
 
   // Owner-only accounting of the work counter inside non-boundary MPI and
   // I/O calls (used with the CPU-time counter, see account_long_call).
-  std::uint64_t short_inside_ticks = 0;  // wall time of short calls: busy, so CPU
+  std::uint64_t short_inside_ticks = 0;   // wall time of short calls: busy, so CPU
   std::uint64_t long_inside_counter = 0;  // measured counter inside long calls
   std::uint64_t last_counter = 0;         // the thread's last counter reading
   std::uint64_t last_counter_tick = 0;    // and when it was taken
@@ -137,7 +137,9 @@ class InsideTremor {
   InsideTremor() noexcept : state_(t_state ? t_state : register_current_thread()) {
     if (state_) ++state_->depth;
   }
-  ~InsideTremor() { if (state_) --state_->depth; }
+  ~InsideTremor() {
+    if (state_) --state_->depth;
+  }
   InsideTremor(const InsideTremor&) = delete;
   InsideTremor& operator=(const InsideTremor&) = delete;
 

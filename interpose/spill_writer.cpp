@@ -46,8 +46,8 @@ void SpillWriter::open(const Config& config, SpillHeader header, Recorder& log) 
     if (header.rank == 0 && wanted) {
       std::string error;
       constexpr std::string_view first_rank = ".r0.spill";
-      const auto reserved = reserve_output_files(config.output_dir, header.program, header.job_id,
-                                                 std::span(&first_rank, 1), error);
+      const auto reserved =
+          reserve_output_files(config.output_dir, header.program, header.job_id, std::span(&first_rank, 1), error);
       const std::string stem = reserved ? (std::filesystem::path(config.output_dir) / reserved->stem).string() : "";
       if (!reserved) {
         log.debug0("crash-recovery spill off: " + error);
@@ -77,7 +77,7 @@ void SpillWriter::open(const Config& config, SpillHeader header, Recorder& log) 
     buffer_.reset(new (std::nothrow) SpillRecord[kBufferRecords]);
     fd_ = fd;
     path_ = path;
-    struct stat opened{};
+    struct stat opened {};
     ::fstat(fd, &opened);
     device_ = opened.st_dev;
     inode_ = opened.st_ino;
@@ -151,7 +151,7 @@ bool SpillWriter::write_all(const void* data, std::size_t bytes) noexcept {
   InsideTremor guard;
   // An application that closed descriptors it did not open may have the
   // number for one of its own files now: never write into that.
-  struct stat now{};
+  struct stat now {};
   if (::fstat(fd_, &now) != 0 || now.st_dev != device_ || now.st_ino != inode_) {
     fd_foreign_ = true;
     errno = EBADF;

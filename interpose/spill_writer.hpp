@@ -56,7 +56,7 @@ class SpillWriter {
   Recorder* log_ = nullptr;
   std::uint64_t device_ = 0;  // identity of the file opened, checked before each append
   std::uint64_t inode_ = 0;
-  bool fd_foreign_ = false;   // the descriptor was closed and reused by the application
+  bool fd_foreign_ = false;  // the descriptor was closed and reused by the application
 };
 
 }  // namespace tremor::interpose

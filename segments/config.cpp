@@ -47,8 +47,14 @@ std::string format_double(double v) {
 
 std::optional<std::string> parse_bool(std::string_view text, bool& out) {
   text = trim(text);
-  if (text == "1" || text == "yes" || text == "on" || text == "true") { out = true; return std::nullopt; }
-  if (text == "0" || text == "no" || text == "off" || text == "false") { out = false; return std::nullopt; }
+  if (text == "1" || text == "yes" || text == "on" || text == "true") {
+    out = true;
+    return std::nullopt;
+  }
+  if (text == "0" || text == "no" || text == "off" || text == "false") {
+    out = false;
+    return std::nullopt;
+  }
   return "must be 1/0, yes/no, on/off or true/false";
 }
 
@@ -97,11 +103,16 @@ std::string render_scales(const Config& c) {
 
 std::optional<std::string> parse_report(std::string_view text, Config& c) {
   text = trim(text);
-  if (text == "text") c.report = ReportFormat::text;
-  else if (text == "json") c.report = ReportFormat::json;
-  else if (text == "both") c.report = ReportFormat::both;
-  else if (text == "none") c.report = ReportFormat::none;
-  else return "must be text, json, both or none";
+  if (text == "text")
+    c.report = ReportFormat::text;
+  else if (text == "json")
+    c.report = ReportFormat::json;
+  else if (text == "both")
+    c.report = ReportFormat::both;
+  else if (text == "none")
+    c.report = ReportFormat::none;
+  else
+    return "must be text, json, both or none";
   return std::nullopt;
 }
 
@@ -109,7 +120,10 @@ std::optional<std::string> parse_log_level(std::string_view text, Config& c) {
   text = trim(text);
   static constexpr std::array levels{"off", "error", "warn", "info", "debug", "trace"};
   for (const char* level : levels) {
-    if (text == level) { c.log_level = level; return std::nullopt; }
+    if (text == level) {
+      c.log_level = level;
+      return std::nullopt;
+    }
   }
   return "must be off, error, warn, info, debug or trace";
 }
@@ -159,13 +173,16 @@ constexpr std::array kSettingTable{
             [](const Config& c) { return std::string(c.enabled ? "1" : "0"); }},
     Setting{"TREMOR_OUTPUT_DIR", ".", "Directory for the HDF5 file and JSON report (never overwritten).",
             parse_output_dir, [](const Config& c) { return c.output_dir; }},
-    Setting{"TREMOR_COUNTERS", "", "PAPI events tried in order for the work counter (empty: PAPI_FP_INS,PAPI_TOT_INS; 'cputime': thread CPU time).",
+    Setting{"TREMOR_COUNTERS", "",
+            "PAPI events tried in order for the work counter (empty: PAPI_FP_INS,PAPI_TOT_INS; 'cputime': thread CPU "
+            "time).",
             parse_counters, [](const Config& c) { return c.counters; }},
-    Setting{"TREMOR_REPORT", "text", "End-of-run report on rank 0's stderr: text, json, both or none.",
-            parse_report, [](const Config& c) { return std::string(to_string(c.report)); }},
+    Setting{"TREMOR_REPORT", "text", "End-of-run report on rank 0's stderr: text, json, both or none.", parse_report,
+            [](const Config& c) { return std::string(to_string(c.report)); }},
     Setting{"TREMOR_LOG_LEVEL", "info", "Log level: off, error, warn, info (one start-up line), debug, trace.",
             parse_log_level, [](const Config& c) { return c.log_level; }},
-    Setting{"TREMOR_MAD_FACTOR", "4", "A segment is interfered when its duration exceeds median + factor x MAD of its group.",
+    Setting{"TREMOR_MAD_FACTOR", "4",
+            "A segment is interfered when its duration exceeds median + factor x MAD of its group.",
             [](std::string_view t, Config& c) { return parse_real_in(t, c.mad_factor, 0.0, 100.0, true); },
             [](const Config& c) { return format_double(c.mad_factor); }},
     Setting{"TREMOR_CLUSTER_THRESHOLD", "0.1", "Relative distance below which work values join one cluster.",
@@ -174,24 +191,29 @@ constexpr std::array kSettingTable{
     Setting{"TREMOR_MIN_GROUP", "5", "Groups with fewer segments are not used for estimation.",
             [](std::string_view t, Config& c) { return parse_int_in(t, c.min_group, 3, 1000000); },
             [](const Config& c) { return std::to_string(c.min_group); }},
-    Setting{"TREMOR_SCALES", "2,4,8", "Process-count factors for the run-time predictions.",
-            parse_scales, render_scales},
+    Setting{"TREMOR_SCALES", "2,4,8", "Process-count factors for the run-time predictions.", parse_scales,
+            render_scales},
     Setting{"TREMOR_BOOTSTRAP_REPLICAS", "1000", "Bootstrap replicas per prediction.",
             [](std::string_view t, Config& c) { return parse_int_in(t, c.bootstrap_replicas, 100, 1000000); },
             [](const Config& c) { return std::to_string(c.bootstrap_replicas); }},
     Setting{"TREMOR_SEED", "20260101", "Seed of every random draw of the analysis (same seed, same report).",
             parse_seed, [](const Config& c) { return std::to_string(c.seed); }},
-    Setting{"TREMOR_DETAIL_RANKS", "256", "At most this many ranks keep per-segment detail in the file (evenly spaced).",
+    Setting{"TREMOR_DETAIL_RANKS", "256",
+            "At most this many ranks keep per-segment detail in the file (evenly spaced).",
             [](std::string_view t, Config& c) { return parse_int_in(t, c.detail_ranks, 1, 65536); },
             [](const Config& c) { return std::to_string(c.detail_ranks); }},
-    Setting{"TREMOR_SPILL_INTERVAL", "1", "Seconds between appends of recorded segments to the crash-recovery spill files (0: every boundary; off: no spill).",
+    Setting{"TREMOR_SPILL_INTERVAL", "1",
+            "Seconds between appends of recorded segments to the crash-recovery spill files (0: every boundary; off: "
+            "no spill).",
             parse_spill_interval,
-            [](const Config& c) { return c.spill_interval_s < 0 ? std::string("off") : format_double(c.spill_interval_s); }},
+            [](const Config& c) {
+              return c.spill_interval_s < 0 ? std::string("off") : format_double(c.spill_interval_s);
+            }},
 };
 
 // Reads NAME=VALUE lines ('#' comments) of a TREMOR_CONFIG file.
 std::map<std::string, std::string, std::less<>> read_config_file(const std::string& path,
-                                                                  std::vector<std::string>& messages) {
+                                                                 std::vector<std::string>& messages) {
   std::map<std::string, std::string, std::less<>> values;
   std::ifstream in(path);
   if (!in) {
@@ -227,10 +249,14 @@ std::span<const Setting> settings() { return kSettingTable; }
 
 std::string_view to_string(ReportFormat format) {
   switch (format) {
-    case ReportFormat::text: return "text";
-    case ReportFormat::json: return "json";
-    case ReportFormat::both: return "both";
-    case ReportFormat::none: return "none";
+    case ReportFormat::text:
+      return "text";
+    case ReportFormat::json:
+      return "json";
+    case ReportFormat::both:
+      return "both";
+    case ReportFormat::none:
+      return "none";
   }
   return "text";
 }

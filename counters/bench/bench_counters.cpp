@@ -15,7 +15,8 @@ namespace {
 
 long long sde_work = 0;  // the benchmark's own software-defined counter
 constexpr const char* sde_event = "sde:::TremorBench::work";
-const std::vector<std::string> perf_events{"PAPI_TOT_INS", "PAPI_TOT_CYC", "PAPI_L1_DCM", "perf::TASK-CLOCK",
+const std::vector<std::string> perf_events{"PAPI_TOT_INS",    "PAPI_TOT_CYC",
+                                           "PAPI_L1_DCM",     "perf::TASK-CLOCK",
                                            "perf::CPU-CLOCK", "perf::PERF_COUNT_SW_CONTEXT_SWITCHES"};
 
 void read_clock(benchmark::State& state, clockid_t clock) {
@@ -52,12 +53,12 @@ void BM_papi_read(benchmark::State& state, const std::string& event) {
   PAPI_destroy_eventset(&event_set);
 }
 
-// counter_source::read(), with the source the spec opens.
+// CounterSource::read(), with the source the spec opens.
 void BM_source_read(benchmark::State& state, const std::string& spec) {
   const auto opened = tremor::counters::open_counter_source(spec);
-  const bool wanted = spec.starts_with("cputime") ? opened.source.kind() == tremor::counters::source_kind::thread_cputime
-                      : spec == "oncpu" ? opened.source.kind() == tremor::counters::source_kind::thread_oncpu
-                                        : opened.source.kind() == tremor::counters::source_kind::papi;
+  const bool wanted = spec.starts_with("cputime") ? opened.source.kind() == tremor::counters::SourceKind::thread_cputime
+                      : spec == "oncpu"           ? opened.source.kind() == tremor::counters::SourceKind::thread_oncpu
+                                                  : opened.source.kind() == tremor::counters::SourceKind::papi;
   if (!wanted) {
     state.SkipWithError(opened.explanation.c_str());
     for (auto _ : state) {
@@ -82,7 +83,8 @@ void register_benchmarks() {
   benchmark::RegisterBenchmark("source.read/cputime", BM_source_read, std::string("cputime"));
   benchmark::RegisterBenchmark("source.read/cputime_syscall", BM_source_read, std::string("cputime_syscall"));
   benchmark::RegisterBenchmark("source.read/oncpu", BM_source_read, std::string("oncpu"));
-  benchmark::RegisterBenchmark(("source.read/" + std::string(sde_event)).c_str(), BM_source_read, std::string(sde_event));
+  benchmark::RegisterBenchmark(("source.read/" + std::string(sde_event)).c_str(), BM_source_read,
+                               std::string(sde_event));
   for (const std::string& event : perf_events)
     benchmark::RegisterBenchmark(("source.read/" + event).c_str(), BM_source_read, event);
 }

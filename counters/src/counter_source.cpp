@@ -14,42 +14,45 @@
 
 namespace tremor::counters {
 
-// Builds sources; a struct so counter_source can befriend it.
-struct source_factory {
-  static counter_source papi(int event_code, std::uint32_t generation, std::string event, std::string unit) {
-    counter_source source;
-    source.kind_ = source_kind::papi;
+// Builds sources; a struct so CounterSource can befriend it.
+struct SourceFactory {
+  static CounterSource papi(int event_code, std::uint32_t generation, std::string event, std::string unit) {
+    CounterSource source;
+    source.kind_ = SourceKind::papi;
     source.papi_event_code_ = event_code;
     source.papi_generation_ = generation;
     source.events_ = {std::move(event)};
     source.unit_ = std::move(unit);
     return source;
   }
-  static counter_source thread_cputime() {
-    counter_source source;
+  static CounterSource thread_cputime() {
+    CounterSource source;
     source.events_ = {"CLOCK_THREAD_CPUTIME_ID"};
     return source;
   }
-  static counter_source thread_cputime_with_switch_records() {
-    counter_source source;
+  static CounterSource thread_cputime_with_switch_records() {
+    CounterSource source;
     source.events_ = {"CLOCK_THREAD_CPUTIME_ID", "PERF_RECORD_SWITCH"};
     source.clock_period_ns_ = clock_read_period_ns;
     return source;
   }
-  static counter_source thread_oncpu() {
-    counter_source source;
-    source.kind_ = source_kind::thread_oncpu;
+  static CounterSource thread_oncpu() {
+    CounterSource source;
+    source.kind_ = SourceKind::thread_oncpu;
     source.events_ = {"PERF_RECORD_SWITCH"};
     source.clock_period_ns_ = detail::never_read_clock;
     return source;
   }
 };
 
-std::string_view counter_source::name() const noexcept {
+std::string_view CounterSource::name() const noexcept {
   switch (kind_) {
-    case source_kind::papi: return "papi";
-    case source_kind::thread_oncpu: return "thread_oncpu";
-    case source_kind::thread_cputime: break;
+    case SourceKind::papi:
+      return "papi";
+    case SourceKind::thread_oncpu:
+      return "thread_oncpu";
+    case SourceKind::thread_cputime:
+      break;
   }
   return "thread_cputime";
 }
@@ -68,9 +71,7 @@ std::atomic<std::uint32_t> next_generation{1};
 
 unsigned long calling_thread_id() { return static_cast<unsigned long>(pthread_self()); }
 
-std::string papi_error(std::string_view step, int code) {
-  return std::string(step) + ": " + PAPI_strerror(code);
-}
+std::string papi_error(std::string_view step, int code) { return std::string(step) + ": " + PAPI_strerror(code); }
 
 // Empty on success, otherwise why PAPI cannot be used at all.
 std::string initialise_papi() {
@@ -126,7 +127,7 @@ std::optional<std::string> try_event(const std::string& event, int& code_out) {
   return reason;
 }
 
-std::string explain(const opened_counter_source& opened) {
+std::string explain(const OpenedCounterSource& opened) {
   std::string text = "counter source: " + std::string(opened.source.name()) + " (" + opened.source.events().front() +
                      ", unit " + opened.source.unit() + ")";
   if (opened.rejections.empty()) return text;
@@ -139,20 +140,20 @@ std::string explain(const opened_counter_source& opened) {
 }
 
 // The fallback, with context-switch records between clock reads when allowed.
-void choose_thread_cputime(opened_counter_source& opened, counter_options options, bool clock_every_read) {
-  opened.source = source_factory::thread_cputime();
+void choose_thread_cputime(OpenedCounterSource& opened, CounterOptions options, bool clock_every_read) {
+  opened.source = SourceFactory::thread_cputime();
   if (clock_every_read) return;
   if (!options.switch_records) {
     opened.switch_records_note = "context-switch records off: more ranks than CPUs on this node";
   } else if (std::string reason = detail::probe_oncpu_source(); !reason.empty()) {
     opened.switch_records_note = "context-switch records unavailable (" + reason + ")";
   } else {
-    opened.source = source_factory::thread_cputime_with_switch_records();
+    opened.source = SourceFactory::thread_cputime_with_switch_records();
   }
 }
 
-opened_counter_source open_or_throw(std::string_view spec, counter_options options) {
-  opened_counter_source opened;
+OpenedCounterSource open_or_throw(std::string_view spec, CounterOptions options) {
+  OpenedCounterSource opened;
   const std::vector<std::string> requested = parse_counter_spec(spec);
   std::string papi_unusable;
   bool papi_tried = false;
@@ -174,13 +175,13 @@ opened_counter_source open_or_throw(std::string_view spec, counter_options optio
         opened.rejections.push_back({event, std::move(reason)});
         continue;
       }
-      opened.source = source_factory::thread_oncpu();
+      opened.source = SourceFactory::thread_oncpu();
       chosen = true;
       break;
     }
     if (i == max_events_tried) {
-      opened.rejections.push_back({event, "not tried: only the first " + std::to_string(max_events_tried) +
-                                              " events are tried"});
+      opened.rejections.push_back(
+          {event, "not tried: only the first " + std::to_string(max_events_tried) + " events are tried"});
       break;
     }
     if (!papi_tried) {
@@ -198,7 +199,7 @@ opened_counter_source open_or_throw(std::string_view spec, counter_options optio
       continue;
     }
     const std::uint32_t generation = next_generation.fetch_add(1, std::memory_order_relaxed);
-    opened.source = source_factory::papi(code, generation, event, unit_of(code, event));
+    opened.source = SourceFactory::papi(code, generation, event, unit_of(code, event));
     chosen = true;
   }
   if (!chosen) choose_thread_cputime(opened, options, clock_every_read);
@@ -232,14 +233,14 @@ std::vector<std::string> parse_counter_spec(std::string_view spec) {
   return items;
 }
 
-opened_counter_source open_counter_source(std::string_view spec, counter_options options) noexcept {
+OpenedCounterSource open_counter_source(std::string_view spec, CounterOptions options) noexcept {
   try {
     return open_or_throw(spec, options);
   } catch (...) {
     // Only allocation can throw here; the default source needs none.
-    opened_counter_source opened;
+    OpenedCounterSource opened;
     try {
-      opened.source = source_factory::thread_cputime();
+      opened.source = SourceFactory::thread_cputime();
       opened.explanation = "counter source: thread_cputime (could not evaluate TREMOR_COUNTERS: out of memory)";
     } catch (...) {
     }

@@ -59,7 +59,7 @@ long perf_event_open(perf_event_attr* attr) noexcept {
 
 // Trivially constructible and destructible (no TLS init wrapper on the read
 // path).
-struct oncpu_thread_state {
+struct OncpuThreadState {
   bool opened = false;  // a buffer was tried on this thread
   bool failed = false;  // this thread reads CLOCK_THREAD_CPUTIME_ID instead
   int fd = -1;
@@ -69,14 +69,14 @@ struct oncpu_thread_state {
   std::uint64_t tail = 0;
   std::uint64_t anchor_cputime = 0;  // thread CPU time at anchor_wall
   std::uint64_t anchor_wall = 0;
-  std::uint64_t off_cpu = 0;  // switched-out ns since anchor_wall
+  std::uint64_t off_cpu = 0;          // switched-out ns since anchor_wall
   std::uint64_t switched_out_at = 0;  // 0: no open switch-out record
   std::uint64_t last = 0;
 };
 
-[[gnu::tls_model("initial-exec")]] thread_local oncpu_thread_state tls_oncpu;
+[[gnu::tls_model("initial-exec")]] thread_local OncpuThreadState tls_oncpu;
 
-void close_buffer(oncpu_thread_state& state) noexcept {
+void close_buffer(OncpuThreadState& state) noexcept {
   if (state.meta != nullptr) munmap(state.meta, (data_pages + 1) * static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
   if (state.fd >= 0) close_quietly(state.fd);
   state.meta = nullptr;
@@ -84,18 +84,18 @@ void close_buffer(oncpu_thread_state& state) noexcept {
   state.fd = -1;
 }
 
-struct oncpu_thread_teardown {
-  oncpu_thread_teardown() = default;
-  oncpu_thread_teardown(const oncpu_thread_teardown&) = delete;
-  oncpu_thread_teardown& operator=(const oncpu_thread_teardown&) = delete;
+struct OncpuThreadTeardown {
+  OncpuThreadTeardown() = default;
+  OncpuThreadTeardown(const OncpuThreadTeardown&) = delete;
+  OncpuThreadTeardown& operator=(const OncpuThreadTeardown&) = delete;
   // Reads after this (other thread-exit destructors may call MPI) use the clock.
-  ~oncpu_thread_teardown() {
+  ~OncpuThreadTeardown() {
     close_buffer(tls_oncpu);
     tls_oncpu.failed = true;
   }
 };
 
-void anchor(oncpu_thread_state& state) noexcept {
+void anchor(OncpuThreadState& state) noexcept {
   clock_reads.fetch_add(1, std::memory_order_relaxed);
   state.anchor_cputime = detail::read_thread_cputime_ns();
   state.anchor_wall = monotonic_ns();
@@ -123,7 +123,7 @@ perf_event_attr switch_recording_attr() noexcept {
 }
 
 // Empty on success, else why (errno text).
-std::string open_buffer(oncpu_thread_state& state) noexcept {
+std::string open_buffer(OncpuThreadState& state) noexcept {
   perf_event_attr attr = switch_recording_attr();
   const long fd = perf_event_open(&attr);
   if (fd < 0) return std::string("perf_event_open: ") + std::strerror(errno);
@@ -152,8 +152,8 @@ void fork_child() noexcept {
   tls_oncpu.last = 0;
 }
 
-[[gnu::noinline, gnu::cold]] std::uint64_t open_on_this_thread(oncpu_thread_state& state) noexcept {
-  thread_local oncpu_thread_teardown teardown;
+[[gnu::noinline, gnu::cold]] std::uint64_t open_on_this_thread(OncpuThreadState& state) noexcept {
+  thread_local OncpuThreadTeardown teardown;
   close_buffer(state);
   state.opened = true;
   state.failed = !open_buffer(state).empty();
@@ -162,7 +162,7 @@ void fork_child() noexcept {
 }
 
 // Copies one record, which may wrap around the end of the ring.
-void copy_out(const oncpu_thread_state& state, std::uint64_t at, void* out, std::size_t size) noexcept {
+void copy_out(const OncpuThreadState& state, std::uint64_t at, void* out, std::size_t size) noexcept {
   const std::uint64_t offset = at % state.data_size;
   const std::size_t first = static_cast<std::size_t>(std::min<std::uint64_t>(size, state.data_size - offset));
   std::memcpy(out, state.data + offset, first);
@@ -170,7 +170,7 @@ void copy_out(const oncpu_thread_state& state, std::uint64_t at, void* out, std:
 }
 
 // Consumes the records since the last read; false if some may be lost.
-bool drain(oncpu_thread_state& state) noexcept {
+bool drain(OncpuThreadState& state) noexcept {
   const std::uint64_t head = __atomic_load_n(&state.meta->data_head, __ATOMIC_ACQUIRE);
   // The kernel reports lost records only once it can write again, i.e. after
   // this read: a buffer without room for one more record may have lost some.
@@ -208,8 +208,9 @@ bool drain(oncpu_thread_state& state) noexcept {
 namespace detail {
 
 std::uint64_t read_oncpu_on_calling_thread(std::uint64_t clock_period_ns) noexcept {
-  oncpu_thread_state& state = tls_oncpu;
-  if (!state.opened) [[unlikely]] return open_on_this_thread(state);
+  OncpuThreadState& state = tls_oncpu;
+  if (!state.opened) [[unlikely]]
+    return open_on_this_thread(state);
   if (state.failed) [[unlikely]] {
     state.last = std::max(state.last, read_thread_cputime_ns());
     return state.last;

@@ -13,7 +13,7 @@ namespace {
 // Trivially constructible and destructible, so the read path touches it
 // without a TLS init wrapper; generation 0 means "no event set yet" (open
 // hands out generations from 1).
-struct papi_thread_state {
+struct PapiThreadState {
   std::uint32_t generation = 0;
   int event_set = PAPI_NULL;
   bool failed = false;
@@ -23,10 +23,10 @@ struct papi_thread_state {
 
 // initial-exec: the profiler is LD_PRELOADed (static TLS is reserved for it),
 // and this model spares the read path a __tls_get_addr call.
-[[gnu::tls_model("initial-exec")]] thread_local papi_thread_state tls_state;
+[[gnu::tls_model("initial-exec")]] thread_local PapiThreadState tls_state;
 std::atomic<std::uint64_t> thread_failures{0};
 
-void release_event_set(papi_thread_state& state) noexcept {
+void release_event_set(PapiThreadState& state) noexcept {
   if (state.event_set == PAPI_NULL) return;
   // After a PAPI_shutdown the handle means nothing any more.
   if (PAPI_is_initialized() != PAPI_NOT_INITED) {
@@ -39,26 +39,26 @@ void release_event_set(papi_thread_state& state) noexcept {
 }
 
 // Built on a thread's first PAPI read: its destructor runs at thread exit.
-struct papi_thread_teardown {
-  papi_thread_teardown() = default;
-  papi_thread_teardown(const papi_thread_teardown&) = delete;
-  papi_thread_teardown& operator=(const papi_thread_teardown&) = delete;
-  ~papi_thread_teardown() {
+struct PapiThreadTeardown {
+  PapiThreadTeardown() = default;
+  PapiThreadTeardown(const PapiThreadTeardown&) = delete;
+  PapiThreadTeardown& operator=(const PapiThreadTeardown&) = delete;
+  ~PapiThreadTeardown() {
     const bool had_event_set = tls_state.event_set != PAPI_NULL;
     release_event_set(tls_state);
     if (had_event_set && PAPI_is_initialized() != PAPI_NOT_INITED) PAPI_unregister_thread();
   }
 };
 
-std::uint64_t mark_failed(papi_thread_state& state) noexcept {
+std::uint64_t mark_failed(PapiThreadState& state) noexcept {
   state.failed = true;
   thread_failures.fetch_add(1, std::memory_order_relaxed);
   return state.last;
 }
 
 [[gnu::noinline, gnu::cold]] std::uint64_t rebuild_event_set(int event_code, std::uint32_t generation) noexcept {
-  thread_local papi_thread_teardown teardown;
-  papi_thread_state& state = tls_state;
+  thread_local PapiThreadTeardown teardown;
+  PapiThreadState& state = tls_state;
   release_event_set(state);
   state.generation = generation;
   state.failed = false;
@@ -80,7 +80,7 @@ std::uint64_t mark_failed(papi_thread_state& state) noexcept {
 namespace detail {
 
 std::uint64_t read_papi_on_calling_thread(int event_code, std::uint32_t generation) noexcept {
-  papi_thread_state& state = tls_state;
+  PapiThreadState& state = tls_state;
   if (state.generation != generation) [[unlikely]]
     return rebuild_event_set(event_code, generation);
   if (state.failed) [[unlikely]]
@@ -95,7 +95,7 @@ std::uint64_t read_papi_on_calling_thread(int event_code, std::uint32_t generati
 }
 
 void release_calling_thread_event_set() noexcept {
-  papi_thread_state& state = tls_state;
+  PapiThreadState& state = tls_state;
   release_event_set(state);
   state.generation = 0;
 }

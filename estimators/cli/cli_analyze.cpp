@@ -53,9 +53,12 @@ unsigned read_time_limit(const AnalyzeCommandOptions& options) {
 
 int severity(estimators::InterferenceClass interference_class) {
   switch (interference_class) {
-    case estimators::InterferenceClass::low: return 0;
-    case estimators::InterferenceClass::medium: return 1;
-    case estimators::InterferenceClass::high: return 2;
+    case estimators::InterferenceClass::low:
+      return 0;
+    case estimators::InterferenceClass::medium:
+      return 1;
+    case estimators::InterferenceClass::high:
+      return 2;
   }
   return 0;
 }
@@ -173,44 +176,55 @@ void run_analyze(const AnalyzeCommandOptions& options) {
 
 template <typename T>
 void add_override(CLI::App* command, const std::string& name, std::optional<T>& target, const std::string& help) {
-  command->add_option_function<T>(name, [&target](const T& value) { target = value; }, help);
+  command->add_option_function<T>(
+      name, [&target](const T& value) { target = value; }, help);
 }
 
 }  // namespace
 
 void register_analyze(CLI::App& app) {
   auto options = std::make_shared<AnalyzeCommandOptions>();
-  CLI::App* command = app.add_subcommand(
-      "analyze", "Analyse a Tremor run file (.h5) and print the interference report");
-  command->add_option("files", options->paths,
-                      "Run file written by the profiler; with --recover, spill files or their common stem")
+  CLI::App* command =
+      app.add_subcommand("analyze", "Analyse a Tremor run file (.h5) and print the interference report");
+  command
+      ->add_option("files", options->paths,
+                   "Run file written by the profiler; with --recover, spill files or their common stem")
       ->required();
   command->add_flag("--recover", options->recover,
                     "Rebuild a run that ended without MPI_Finalize from its spill files (<stem>.r<rank>.spill)");
   command->add_option("--output-dir", options->output_dir,
                       "Where --recover saves the recovered run file (default: the spill files' directory)");
   analysis::ParameterOverrides& o = options->overrides;
-  command->add_option_function<double>("--mad-factor", [&o](const double& v) { o.mad_factor = v; },
-                                       "Interfered above median + X * MAD (default: stored TREMOR_MAD_FACTOR)")
+  command
+      ->add_option_function<double>(
+          "--mad-factor", [&o](const double& v) { o.mad_factor = v; },
+          "Interfered above median + X * MAD (default: stored TREMOR_MAD_FACTOR)")
       ->check(CLI::Range(1e-9, 100.0));
-  command->add_option_function<double>("--cluster-threshold", [&o](const double& v) { o.cluster_threshold = v; },
-                                       "Relative work distance joining a cluster")
+  command
+      ->add_option_function<double>(
+          "--cluster-threshold", [&o](const double& v) { o.cluster_threshold = v; },
+          "Relative work distance joining a cluster")
       ->check(CLI::Range(1e-9, 10.0));
-  command->add_option_function<int>("--min-group", [&o](const int& v) { o.min_group = v; },
-                                    "Smallest usable group")
+  command
+      ->add_option_function<int>(
+          "--min-group", [&o](const int& v) { o.min_group = v; }, "Smallest usable group")
       ->check(CLI::Range(3, 1000000));
-  command->add_option_function<std::vector<double>>("--scales", [&o](const std::vector<double>& v) { o.scales = v; },
-                                                    "Process-count factors, e.g. 2,4,8")
+  command
+      ->add_option_function<std::vector<double>>(
+          "--scales", [&o](const std::vector<double>& v) { o.scales = v; }, "Process-count factors, e.g. 2,4,8")
       ->delimiter(',')
       ->check(CLI::Range(1.0 + 1e-12, 1e9));
-  command->add_option_function<int>("--replicas", [&o](const int& v) { o.replicas = v; }, "Bootstrap replicas")
+  command
+      ->add_option_function<int>(
+          "--replicas", [&o](const int& v) { o.replicas = v; }, "Bootstrap replicas")
       ->check(CLI::Range(1, 1000000));
   add_override<std::uint64_t>(command, "--seed", o.seed, "Seed of every random draw");
   command->add_flag("--json", options->json, "Print the JSON report instead of text");
   command->add_option("--fail-on", options->fail_on, "Exit with status 3 when the class is at least this")
       ->check(CLI::IsMember({"medium", "high"}));
-  command->add_option("--read-timeout", options->read_timeout_s,
-                      "Give up reading the file after this many seconds (default: 60 + 1 per MiB)")
+  command
+      ->add_option("--read-timeout", options->read_timeout_s,
+                   "Give up reading the file after this many seconds (default: 60 + 1 per MiB)")
       ->check(CLI::Range(1u, 86400u));
   command->callback([options] { run_analyze(*options); });
 }

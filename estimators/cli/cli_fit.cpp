@@ -63,8 +63,7 @@ void run_fit(const FitCommandOptions& options) {
 void register_fit(CLI::App& app) {
   auto options = std::make_shared<FitCommandOptions>();
   CLI::App* command = app.add_subcommand("fit", "Fit a GEV distribution to a sample of maxima");
-  command->add_option("file", options->path, "One number per line ('-' = stdin, '#' comments)")
-      ->required();
+  command->add_option("file", options->path, "One number per line ('-' = stdin, '#' comments)")->required();
   command->add_option("--method", options->method, "pwm (probability-weighted moments) or mom")
       ->check(CLI::IsMember({"pwm", "mom"}))
       ->capture_default_str();

@@ -24,8 +24,7 @@ struct PredictCommandOptions {
   bool json = false;
 };
 
-std::vector<est::ScalePrediction> predict(const PredictCommandOptions& options,
-                                          const std::vector<double>& sample) {
+std::vector<est::ScalePrediction> predict(const PredictCommandOptions& options, const std::vector<double>& sample) {
   std::mt19937_64 engine(options.seed);
   const est::BootstrapOptions bootstrap{options.replicas, options.ci};
   if (options.method == "nonparametric") {
@@ -47,19 +46,18 @@ void run_predict(const PredictCommandOptions& options) {
   if (options.json) {
     nlohmann::json scales = nlohmann::json::array();
     for (const est::ScalePrediction& prediction : predictions) {
-      scales.push_back({{"factor", prediction.factor},
-                        {"median", prediction.replicas.median},
-                        {"ci_low", prediction.replicas.ci_low},
-                        {"ci_high", prediction.replicas.ci_high},
-                        // JSON has no NaN: an unusable full-sample fit gives null.
-                        {"point", std::isfinite(prediction.point) ? nlohmann::json(prediction.point)
-                                                                  : nlohmann::json(nullptr)},
-                        {"replicas_used", prediction.replicas_used},
-                        {"replicas_failed", prediction.replicas_failed}});
+      scales.push_back(
+          {{"factor", prediction.factor},
+           {"median", prediction.replicas.median},
+           {"ci_low", prediction.replicas.ci_low},
+           {"ci_high", prediction.replicas.ci_high},
+           // JSON has no NaN: an unusable full-sample fit gives null.
+           {"point", std::isfinite(prediction.point) ? nlohmann::json(prediction.point) : nlohmann::json(nullptr)},
+           {"replicas_used", prediction.replicas_used},
+           {"replicas_failed", prediction.replicas_failed}});
     }
-    const nlohmann::json out = {{"method", options.method}, {"n", sample.size()},
-                                {"replicas", options.replicas}, {"seed", options.seed},
-                                {"ci", options.ci}, {"scales", scales}};
+    const nlohmann::json out = {{"method", options.method}, {"n", sample.size()}, {"replicas", options.replicas},
+                                {"seed", options.seed},     {"ci", options.ci},   {"scales", scales}};
     std::cout << out.dump(2) << '\n';
     return;
   }
@@ -70,8 +68,8 @@ void run_predict(const PredictCommandOptions& options) {
     std::cout << "(non-parametric: expected maximum of m resampled values; never above the sample maximum)\n";
   }
   for (const est::ScalePrediction& prediction : predictions) {
-    std::cout << "scale " << prediction.factor << ": median " << prediction.replicas.median
-              << "  CI [" << prediction.replicas.ci_low << ", " << prediction.replicas.ci_high << "]";
+    std::cout << "scale " << prediction.factor << ": median " << prediction.replicas.median << "  CI ["
+              << prediction.replicas.ci_low << ", " << prediction.replicas.ci_high << "]";
     if (prediction.replicas_failed > 0) {
       std::cout << "  (" << prediction.replicas_failed << " replicas whose fit failed took the fallback)";
     }
@@ -83,10 +81,9 @@ void run_predict(const PredictCommandOptions& options) {
 
 void register_predict(CLI::App& app) {
   auto options = std::make_shared<PredictCommandOptions>();
-  CLI::App* command = app.add_subcommand(
-      "predict", "Project observed maxima to larger process counts with bootstrap intervals");
-  command->add_option("file", options->path, "Observed maxima at the current scale, one per line")
-      ->required();
+  CLI::App* command =
+      app.add_subcommand("predict", "Project observed maxima to larger process counts with bootstrap intervals");
+  command->add_option("file", options->path, "Observed maxima at the current scale, one per line")->required();
   command->add_option("--scales", options->scales, "Scale factors m (process-count multipliers)")
       ->delimiter(',')
       ->check(CLI::Range(1e-300, 1e12))
@@ -97,8 +94,7 @@ void register_predict(CLI::App& app) {
   command->add_option("--replicas", options->replicas, "Bootstrap replicas")
       ->check(CLI::Range(std::size_t{1}, std::size_t{10000000}))
       ->capture_default_str();
-  command->add_option("--seed", options->seed, "Seed of the std::mt19937_64 engine")
-      ->capture_default_str();
+  command->add_option("--seed", options->seed, "Seed of the std::mt19937_64 engine")->capture_default_str();
   command->add_option("--ci", options->ci, "Confidence level in (0, 1]")
       ->check(CLI::Range(1e-9, 1.0))
       ->capture_default_str();

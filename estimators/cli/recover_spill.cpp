@@ -29,8 +29,8 @@ RecoveredInput recover_from_spills(const std::vector<std::string>& names, const 
   if (output_dir.empty()) directory = paths.front().has_parent_path() ? paths.front().parent_path() : ".";
   const SpillHeader& root = files.front().header.rank == 0 ? files.front().header : files.back().header;
   constexpr std::string_view extension = ".h5";
-  const auto reserved = reserve_output_files(directory, root.program + "-recovered", root.job_id,
-                                             std::span(&extension, 1), error);
+  const auto reserved =
+      reserve_output_files(directory, root.program + "-recovered", root.job_id, std::span(&extension, 1), error);
   if (!reserved) {
     std::cerr << "tremor: warning: the recovered run is not saved: " << error << '\n';
   } else if (!write_run(reserved->paths[0], out.run, error, ExistingFile::fill_empty_reservation)) {

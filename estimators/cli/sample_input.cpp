@@ -21,8 +21,7 @@ std::string_view trim(std::string_view text) {
 
 }  // namespace
 
-std::vector<double> parse_sample(std::istream& input, const std::string& source_name,
-                                 std::size_t minimum_count) {
+std::vector<double> parse_sample(std::istream& input, const std::string& source_name, std::size_t minimum_count) {
   std::vector<double> values;
   std::string line;
   for (std::size_t line_number = 1; std::getline(input, line); ++line_number) {
@@ -50,8 +49,8 @@ std::vector<double> parse_sample(std::istream& input, const std::string& source_
   }
   if (input.bad()) throw CommandFailure(source_name + ": read error");
   if (values.size() < minimum_count) {
-    throw CommandFailure(source_name + ": " + std::to_string(values.size()) +
-                         " value(s); at least " + std::to_string(minimum_count) + " are needed");
+    throw CommandFailure(source_name + ": " + std::to_string(values.size()) + " value(s); at least " +
+                         std::to_string(minimum_count) + " are needed");
   }
   const auto [smallest, largest] = std::minmax_element(values.begin(), values.end());
   if (*smallest == *largest) {

@@ -11,7 +11,6 @@ namespace tremor::cli {
 /// (missing file, non-numeric or non-finite value) or the reason (fewer than
 /// `minimum_count` values, all values equal).
 std::vector<double> read_sample(const std::string& path, std::size_t minimum_count = 3);
-std::vector<double> parse_sample(std::istream& input, const std::string& source_name,
-                                 std::size_t minimum_count);
+std::vector<double> parse_sample(std::istream& input, const std::string& source_name, std::size_t minimum_count);
 
 }  // namespace tremor::cli

@@ -20,8 +20,7 @@ std::vector<double> finite_values(std::span<const double> sample) {
   return finite;
 }
 
-void resample(const std::vector<double>& source, std::vector<double>& target,
-              std::mt19937_64& engine) {
+void resample(const std::vector<double>& source, std::vector<double>& target, std::mt19937_64& engine) {
   std::uniform_int_distribution<std::size_t> pick(0, source.size() - 1);
   target.resize(source.size());
   for (double& value : target) value = source[pick(engine)];
@@ -31,9 +30,7 @@ GevFit fit_by(FitMethod method, std::span<const double> sample) {
   return method == FitMethod::mom ? fit_mom(sample) : fit_pwm(sample);
 }
 
-FitMethod other_gev_method(FitMethod method) {
-  return method == FitMethod::mom ? FitMethod::pwm : FitMethod::mom;
-}
+FitMethod other_gev_method(FitMethod method) { return method == FitMethod::mom ? FitMethod::pwm : FitMethod::mom; }
 
 // Projections of one sample with the fallback order of STATISTICS.md §1d:
 // the method's own fit, else the other GEV method, else the empirical
@@ -67,10 +64,8 @@ std::vector<double> projections_with_fallback(std::vector<double>& sample, std::
 
 // Per-factor replica values of the parametric bootstrap, appended to `pooled`;
 // `fell_back` counts the replicas whose own fit could not project.
-void append_parametric_replicas(const std::vector<double>& sample,
-                                std::span<const double> factors, FitMethod method,
-                                std::size_t replicas, std::mt19937_64& engine,
-                                std::vector<std::vector<double>>& pooled,
+void append_parametric_replicas(const std::vector<double>& sample, std::span<const double> factors, FitMethod method,
+                                std::size_t replicas, std::mt19937_64& engine, std::vector<std::vector<double>>& pooled,
                                 std::vector<std::size_t>& fell_back) {
   if (sample.empty()) return;
   std::vector<double> drawn;
@@ -85,10 +80,9 @@ void append_parametric_replicas(const std::vector<double>& sample,
   }
 }
 
-std::vector<ScalePrediction> summarize(std::span<const double> factors,
-                                       const std::vector<double>& points,
-                                       std::vector<std::vector<double>>& pooled,
-                                       const std::vector<std::size_t>& failed, double ci) {
+std::vector<ScalePrediction> summarize(std::span<const double> factors, const std::vector<double>& points,
+                                       std::vector<std::vector<double>>& pooled, const std::vector<std::size_t>& failed,
+                                       double ci) {
   std::vector<ScalePrediction> predictions(factors.size());
   for (std::size_t f = 0; f < factors.size(); ++f) {
     predictions[f].factor = factors[f];
@@ -100,8 +94,8 @@ std::vector<ScalePrediction> summarize(std::span<const double> factors,
   return predictions;
 }
 
-std::vector<double> parametric_points(std::span<const double> sample,
-                                      std::span<const double> factors, FitMethod method) {
+std::vector<double> parametric_points(std::span<const double> sample, std::span<const double> factors,
+                                      FitMethod method) {
   if (sample.empty()) return std::vector<double>(factors.size(), kNaN);
   std::vector<double> copy(sample.begin(), sample.end());
   std::vector<bool> fell_back;
@@ -109,11 +103,9 @@ std::vector<double> parametric_points(std::span<const double> sample,
 }
 
 template <typename PartitionKey>
-std::vector<ScalePrediction> partitioned_projection(std::span<const RankSamples> ranks,
-                                                    std::span<const double> factors,
-                                                    FitMethod method, std::size_t replicas,
-                                                    double ci, std::mt19937_64& engine,
-                                                    PartitionKey key_of) {
+std::vector<ScalePrediction> partitioned_projection(std::span<const RankSamples> ranks, std::span<const double> factors,
+                                                    FitMethod method, std::size_t replicas, double ci,
+                                                    std::mt19937_64& engine, PartitionKey key_of) {
   // std::map keeps partitions in key order, so a seed gives the same draws
   // whatever the order of the ranks.
   std::map<std::int32_t, std::vector<double>> partitions;
@@ -136,8 +128,8 @@ std::vector<ScalePrediction> partitioned_projection(std::span<const RankSamples>
 
 }  // namespace
 
-MaximaBootstrap bootstrap_sample_maximum(std::span<const double> maxima, std::size_t replicas,
-                                         double ci, std::mt19937_64& engine) {
+MaximaBootstrap bootstrap_sample_maximum(std::span<const double> maxima, std::size_t replicas, double ci,
+                                         std::mt19937_64& engine) {
   const std::vector<double> finite = finite_values(maxima);
   MaximaBootstrap result;
   result.dropped_non_finite = maxima.size() - finite.size();
@@ -161,12 +153,11 @@ MaximaBootstrap bootstrap_sample_maximum(std::span<const double> maxima, std::si
 }
 
 MaximaBootstrap bootstrap_sample_maximum_replay(std::span<const double> maxima,
-                                                std::span<const std::size_t> index_matrix,
-                                                double ci) {
+                                                std::span<const std::size_t> index_matrix, double ci) {
   MaximaBootstrap result;
   const std::size_t k = maxima.size();
-  const bool indices_in_range = std::all_of(index_matrix.begin(), index_matrix.end(),
-                                            [k](std::size_t index) { return index < k; });
+  const bool indices_in_range =
+      std::all_of(index_matrix.begin(), index_matrix.end(), [k](std::size_t index) { return index < k; });
   if (k < 2 || index_matrix.size() < k || !indices_in_range) {
     const double only = maxima.empty() ? kNaN : maxima.front();
     result.degenerate = true;
@@ -190,7 +181,7 @@ double empirical_expected_maximum(std::span<const double> sorted_sample, double 
   if (count == 0) return kNaN;
   const double k = static_cast<double>(count);
   double expected = 0.0;
-  double previous_cdf_power = 0.0;   // ((j−1)/K)^m
+  double previous_cdf_power = 0.0;  // ((j−1)/K)^m
   for (std::size_t j = 1; j <= count; ++j) {
     const double cdf_power = std::pow(static_cast<double>(j) / k, m);
     expected += sorted_sample[j - 1] * (cdf_power - previous_cdf_power);
@@ -215,10 +206,8 @@ double empirical_maximum_variance(std::span<const double> sorted_sample, double 
   return variance;
 }
 
-std::vector<ScalePrediction> nonparametric_projection(std::span<const double> sample,
-                                                      std::span<const double> factors,
-                                                      const BootstrapOptions& options,
-                                                      std::mt19937_64& engine) {
+std::vector<ScalePrediction> nonparametric_projection(std::span<const double> sample, std::span<const double> factors,
+                                                      const BootstrapOptions& options, std::mt19937_64& engine) {
   std::vector<double> sorted = finite_values(sample);
   if (sorted.empty()) return {};
   std::sort(sorted.begin(), sorted.end());
@@ -237,10 +226,8 @@ std::vector<ScalePrediction> nonparametric_projection(std::span<const double> sa
   return summarize(factors, points, pooled, failed, options.ci);
 }
 
-std::vector<ScalePrediction> parametric_projection(std::span<const double> sample,
-                                                   std::span<const double> factors,
-                                                   FitMethod method,
-                                                   const BootstrapOptions& options,
+std::vector<ScalePrediction> parametric_projection(std::span<const double> sample, std::span<const double> factors,
+                                                   FitMethod method, const BootstrapOptions& options,
                                                    std::mt19937_64& engine) {
   const std::vector<double> finite = finite_values(sample);
   std::vector<std::vector<double>> pooled(factors.size());
@@ -249,20 +236,16 @@ std::vector<ScalePrediction> parametric_projection(std::span<const double> sampl
   return summarize(factors, parametric_points(finite, factors, method), pooled, failed, options.ci);
 }
 
-std::vector<ScalePrediction> inter_node_projection(std::span<const RankSamples> ranks,
-                                                   std::span<const double> factors,
-                                                   FitMethod method,
-                                                   std::size_t replicas_per_partition,
-                                                   double ci, std::mt19937_64& engine) {
+std::vector<ScalePrediction> inter_node_projection(std::span<const RankSamples> ranks, std::span<const double> factors,
+                                                   FitMethod method, std::size_t replicas_per_partition, double ci,
+                                                   std::mt19937_64& engine) {
   return partitioned_projection(ranks, factors, method, replicas_per_partition, ci, engine,
                                 [](const RankSamples& rank) { return rank.node_id; });
 }
 
-std::vector<ScalePrediction> intra_node_projection(std::span<const RankSamples> ranks,
-                                                   std::span<const double> factors,
-                                                   FitMethod method,
-                                                   std::size_t replicas_per_partition,
-                                                   double ci, std::mt19937_64& engine) {
+std::vector<ScalePrediction> intra_node_projection(std::span<const RankSamples> ranks, std::span<const double> factors,
+                                                   FitMethod method, std::size_t replicas_per_partition, double ci,
+                                                   std::mt19937_64& engine) {
   return partitioned_projection(ranks, factors, method, replicas_per_partition, ci, engine,
                                 [](const RankSamples& rank) { return rank.local_rank; });
 }

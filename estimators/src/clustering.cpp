@@ -56,8 +56,7 @@ void radix_sort(std::vector<KeyedIndex>& items) {
 
 }  // namespace
 
-Clustering cluster_by_relative_distance(std::span<const double> values,
-                                        const ClusterOptions& options) {
+Clustering cluster_by_relative_distance(std::span<const double> values, const ClusterOptions& options) {
   Clustering result;
   std::vector<KeyedIndex> keyed;
   keyed.reserve(values.size());
@@ -101,8 +100,7 @@ Clustering cluster_by_relative_distance(std::span<const double> values,
   return result;
 }
 
-std::vector<SignatureGroup> group_by_signature(const Clustering& clustering,
-                                               std::span<const std::uint64_t> signatures,
+std::vector<SignatureGroup> group_by_signature(const Clustering& clustering, std::span<const std::uint64_t> signatures,
                                                std::size_t min_size) {
   std::vector<SignatureGroup> groups;
   std::vector<std::pair<std::uint64_t, std::size_t>> keyed;

@@ -10,12 +10,12 @@
 
 namespace tremor::estimators::detail {
 
-using DoublePrecisionPolicy = boost::math::policies::policy<
-    boost::math::policies::promote_double<false>,
-    boost::math::policies::overflow_error<boost::math::policies::errno_on_error>,
-    boost::math::policies::domain_error<boost::math::policies::errno_on_error>,
-    boost::math::policies::pole_error<boost::math::policies::errno_on_error>,
-    boost::math::policies::evaluation_error<boost::math::policies::errno_on_error>>;
+using DoublePrecisionPolicy =
+    boost::math::policies::policy<boost::math::policies::promote_double<false>,
+                                  boost::math::policies::overflow_error<boost::math::policies::errno_on_error>,
+                                  boost::math::policies::domain_error<boost::math::policies::errno_on_error>,
+                                  boost::math::policies::pole_error<boost::math::policies::errno_on_error>,
+                                  boost::math::policies::evaluation_error<boost::math::policies::errno_on_error>>;
 
 inline double gamma_function(double x) { return boost::math::tgamma(x, DoublePrecisionPolicy()); }
 inline double log_gamma(double x) { return boost::math::lgamma(x, DoublePrecisionPolicy()); }

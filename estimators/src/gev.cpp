@@ -14,8 +14,8 @@ double gev_cdf(const GevParams& params, double x) {
   const double z = (x - params.loc) / params.scale;
   double y = z;
   if (!is_gumbel_branch(params.k)) {
-    const double argument = -params.k * z;   // ln(1 − k z) = log1p(−k z)
-    if (argument <= -1.0) return params.k > 0.0 ? 1.0 : 0.0;   // outside the support
+    const double argument = -params.k * z;                    // ln(1 − k z) = log1p(−k z)
+    if (argument <= -1.0) return params.k > 0.0 ? 1.0 : 0.0;  // outside the support
     y = -std::log1p(argument) / params.k;
   }
   return std::exp(-std::exp(-y));
@@ -46,8 +46,7 @@ double exact_expected_maximum(const GevParams& params, double m) {
   const double log_m = std::log(m);
   if (is_gumbel_branch(params.k)) return params.loc + params.scale * (kEulerGamma + log_m);
   const double k = params.k;
-  return params.loc +
-         params.scale * (-std::expm1(-k * log_m) / k - std::exp(-k * log_m) * gamma_ratio_b(k));
+  return params.loc + params.scale * (-std::expm1(-k * log_m) / k - std::exp(-k * log_m) * gamma_ratio_b(k));
 }
 
 double gev_end_point(const GevParams& params) {
@@ -62,9 +61,12 @@ GevType classify_gev_type(double k, double tolerance) {
 
 std::string_view to_string(GevType type) {
   switch (type) {
-    case GevType::gumbel: return "gumbel";
-    case GevType::frechet: return "frechet";
-    case GevType::weibull: return "weibull";
+    case GevType::gumbel:
+      return "gumbel";
+    case GevType::frechet:
+      return "frechet";
+    case GevType::weibull:
+      return "weibull";
   }
   return "unknown";
 }

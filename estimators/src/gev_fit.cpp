@@ -41,9 +41,12 @@ std::string describe_fit_flags(std::uint32_t flags) {
 
 std::string_view to_string(FitMethod method) {
   switch (method) {
-    case FitMethod::pwm: return "pwm";
-    case FitMethod::mom: return "mom";
-    case FitMethod::empirical_maximum: return "empirical_maximum";
+    case FitMethod::pwm:
+      return "pwm";
+    case FitMethod::mom:
+      return "mom";
+    case FitMethod::empirical_maximum:
+      return "empirical_maximum";
   }
   return "unknown";
 }

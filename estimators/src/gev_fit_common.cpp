@@ -19,9 +19,9 @@ std::vector<double> prepare_sample(std::span<const double> sample, GevFit& fit) 
     fit.sample_max = finite.back();
   }
   if (fit.n < 3) {
-    fit.flags |= kInsufficientN;   // b2 and G need (n−1)(n−2) > 0
+    fit.flags |= kInsufficientN;  // b2 and G need (n−1)(n−2) > 0
   } else if (fit.n < 15) {
-    fit.flags |= kLowN;            // HWW 1985 simulations start at n = 15
+    fit.flags |= kLowN;  // HWW 1985 simulations start at n = 15
   }
   return finite;
 }

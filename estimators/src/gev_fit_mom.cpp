@@ -11,22 +11,18 @@
 namespace tremor::estimators {
 namespace {
 
-constexpr double kLowerK = -1.0 / 3.0 + 1e-6;   // the skewness exists only for k > −1/3
+constexpr double kLowerK = -1.0 / 3.0 + 1e-6;  // the skewness exists only for k > −1/3
 constexpr double kUpperK = 10.0;
 constexpr double kSeriesBelow = 0.01;
 // Γ(1+2k) − Γ(1+k)² = k²Q(k) and −Γ(1+3k) + 3Γ(1+k)Γ(1+2k) − 2Γ(1+k)³ = k³P(k),
 // ascending powers (the ninth terms are from the reference vectors; they change
 // the result by < 2e-11 for |k| < 0.01).
-constexpr std::array<double, 9> kSeriesP = {2.40411380631919,   -22.021409803874235,
-                                            107.16004270694047, -433.9704295654897,
-                                            1562.3260267409623, -5267.918238763915,
-                                            17040.049647733336, -53694.15249879542,
-                                            166354.71081716684};
-constexpr std::array<double, 9> kSeriesQ = {1.6449340668482266, -4.303077228549151,
-                                            11.718339177218883, -26.53141916464012,
-                                            57.67611285960975,  -120.6254077476928,
-                                            247.65840041981136, -502.64981061634904,
-                                            1013.6553090068471};
+constexpr std::array<double, 9> kSeriesP = {2.40411380631919,   -22.021409803874235, 107.16004270694047,
+                                            -433.9704295654897, 1562.3260267409623,  -5267.918238763915,
+                                            17040.049647733336, -53694.15249879542,  166354.71081716684};
+constexpr std::array<double, 9> kSeriesQ = {1.6449340668482266, -4.303077228549151,  11.718339177218883,
+                                            -26.53141916464012, 57.67611285960975,   -120.6254077476928,
+                                            247.65840041981136, -502.64981061634904, 1013.6553090068471};
 
 double polynomial(const std::array<double, 9>& coefficients, double k) {
   double value = 0.0;
@@ -74,9 +70,8 @@ GevParams gev_from_moments(double mean, double sd, double skew, std::uint32_t& f
     auto residual = [skew](double candidate) { return gev_skewness(candidate) - skew; };
     auto close_enough = [](double a, double b) { return std::fabs(b - a) < 1e-12; };
     std::uintmax_t max_iterations = 200;
-    const auto bracket = boost::math::tools::toms748_solve(
-        residual, kLowerK, kUpperK, skew_at_lower - skew, skew_at_upper - skew, close_enough,
-        max_iterations);
+    const auto bracket = boost::math::tools::toms748_solve(residual, kLowerK, kUpperK, skew_at_lower - skew,
+                                                           skew_at_upper - skew, close_enough, max_iterations);
     k = 0.5 * (bracket.first + bracket.second);
   }
   GevParams params;

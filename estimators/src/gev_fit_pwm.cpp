@@ -11,7 +11,7 @@ namespace {
 
 constexpr double kLn2 = std::numbers::ln2;
 constexpr double kLn3 = 1.0986122886681098;
-constexpr double kPolynomialValidK = 0.5;   // |k_poly − k_exact| <= 8.8e-4 inside
+constexpr double kPolynomialValidK = 0.5;  // |k_poly − k_exact| <= 8.8e-4 inside
 
 // L-skewness of a GEV with shape k: 2(1 − 3^(−k))/(1 − 2^(−k)) − 3, expm1 forms.
 double gev_l_skewness(double k) {
@@ -37,8 +37,7 @@ double invert_l_skewness(double t3, double k_start) {
 
 }  // namespace
 
-GevParams gev_from_l_moments(double l1, double l2, double t3, bool refine_by_newton,
-                             std::uint32_t& flags) {
+GevParams gev_from_l_moments(double l1, double l2, double t3, bool refine_by_newton, std::uint32_t& flags) {
   const double c = 2.0 / (3.0 + t3) - kLn2 / kLn3;
   double k = 7.8590 * c + 2.9554 * c * c;
   if (std::fabs(k) > kPolynomialValidK) flags |= kPwmKOutOfRange;
@@ -67,7 +66,7 @@ GevFit fit_pwm(std::span<const double> sample, const PwmOptions& options) {
   const double centre = n % 2 == 1 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
   const double nd = static_cast<double>(n);
   double b0 = 0.0, b1 = 0.0, b2 = 0.0;
-  for (std::size_t j = 0; j < n; ++j) {   // j is the 0-based order, i.e. (j−1) of §1a
+  for (std::size_t j = 0; j < n; ++j) {  // j is the 0-based order, i.e. (j−1) of §1a
     const double value = x[j] - centre;
     const double jd = static_cast<double>(j);
     b0 += value;

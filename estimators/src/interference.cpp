@@ -7,8 +7,7 @@
 
 namespace tremor::estimators {
 
-MadInterference detect_mad_interference(std::span<const double> durations,
-                                        const MadOptions& options) {
+MadInterference detect_mad_interference(std::span<const double> durations, const MadOptions& options) {
   MadInterference result;
   result.interfered.assign(durations.size(), 0);
   result.impact.assign(durations.size(), 0.0);
@@ -49,9 +48,12 @@ InterferenceClass classify_interference(double percent, const ClassBoundaries& b
 
 std::string_view to_string(InterferenceClass interference_class) {
   switch (interference_class) {
-    case InterferenceClass::low: return "low";
-    case InterferenceClass::medium: return "medium";
-    case InterferenceClass::high: return "high";
+    case InterferenceClass::low:
+      return "low";
+    case InterferenceClass::medium:
+      return "medium";
+    case InterferenceClass::high:
+      return "high";
   }
   return "unknown";
 }

@@ -49,12 +49,18 @@ bool parse_families(std::string_view text, unsigned& out) {
   while (true) {
     const auto comma = text.find(',');
     const auto item = trim(text.substr(0, comma));
-    if (item == "p2p") mask |= p2p;
-    else if (item == "coll") mask |= coll;
-    else if (item == "mpiio") mask |= mpiio;
-    else if (item == "posix") mask |= posix;
-    else if (item == "all") mask |= kAllFamilies;
-    else return false;  // also rejects empty items such as "p2p,,coll"
+    if (item == "p2p")
+      mask |= p2p;
+    else if (item == "coll")
+      mask |= coll;
+    else if (item == "mpiio")
+      mask |= mpiio;
+    else if (item == "posix")
+      mask |= posix;
+    else if (item == "all")
+      mask |= kAllFamilies;
+    else
+      return false;  // also rejects empty items such as "p2p,,coll"
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);
   }
@@ -134,9 +140,12 @@ ParseResult parse_config(EnvLookup lookup, int rank) {
         expected = "an unsigned 64-bit integer";
         break;
       case Setting::mode:
-        if (trim(text) == "sleep") config.mode = DelayMode::sleep;
-        else if (trim(text) == "spin") config.mode = DelayMode::spin;
-        else valid = false;
+        if (trim(text) == "sleep")
+          config.mode = DelayMode::sleep;
+        else if (trim(text) == "spin")
+          config.mode = DelayMode::spin;
+        else
+          valid = false;
         expected = "sleep or spin";
         break;
       case Setting::after_s:

@@ -19,8 +19,8 @@ namespace {
 std::string sanitized(const char* text) {
   std::string result = (text != nullptr && *text != '\0') ? text : "unknown";
   for (char& c : result) {
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                       c == '-' || c == '+';
+    const bool plain =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+';
     if (!plain) c = '_';
   }
   return result;
@@ -96,8 +96,8 @@ std::size_t DelayLog::copy_to(tremor_inject_record* out, std::size_t max) const 
 }
 
 void DelayLog::write_csv(int rank) const noexcept {
-  const std::string stem = output_dir_ + "/tremor-inject_" + sanitized(program_invocation_short_name) + "_" +
-                           job_tag_ + "_r" + std::to_string(rank) + "_" + std::to_string(getpid());
+  const std::string stem = output_dir_ + "/tremor-inject_" + sanitized(program_invocation_short_name) + "_" + job_tag_ +
+                           "_r" + std::to_string(rank) + "_" + std::to_string(getpid());
   std::string path;
   int fd = -1;
   for (int attempt = 0; attempt < 1000 && fd < 0; ++attempt) {
@@ -107,7 +107,8 @@ void DelayLog::write_csv(int rank) const noexcept {
   }
   if (fd < 0) {
     if (rank == 0) {
-      std::fprintf(stderr, "tremor-inject: cannot create the delay log in TREMOR_OUTPUT_DIR='%s' (%s); %zu injected "
+      std::fprintf(stderr,
+                   "tremor-inject: cannot create the delay log in TREMOR_OUTPUT_DIR='%s' (%s); %zu injected "
                    "delays are not saved, the application is unaffected.\n",
                    output_dir_.c_str(), std::strerror(errno), size_);
     }

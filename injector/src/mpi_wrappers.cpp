@@ -7,15 +7,15 @@
 
 #include "runtime.hpp"
 
-#define TREMOR_INJECT_DEFINE(family, exported, canonical, params, args)                \
-  TREMOR_INJECT_EXPORT int exported params {                                           \
-    static std::atomic<void*> next{nullptr};                           \
-    return tremor::inject::intercept(tremor::inject::family, canonical,                \
-                                     tremor::inject::next_definition(next, #exported), \
-                                     [&](void* function) { return reinterpret_cast<decltype(&::exported)>(function) args; });    \
+#define TREMOR_INJECT_DEFINE(family, exported, canonical, params, args)                          \
+  TREMOR_INJECT_EXPORT int exported params {                                                     \
+    static std::atomic<void*> next{nullptr};                                                     \
+    return tremor::inject::intercept(                                                            \
+        tremor::inject::family, canonical, tremor::inject::next_definition(next, #exported),     \
+        [&](void* function) { return reinterpret_cast<decltype(&::exported)>(function) args; }); \
   }
 
-#define TREMOR_INJECT_MPI_CALL(family, name, params, args)              \
+#define TREMOR_INJECT_MPI_CALL(family, name, params, args)             \
   TREMOR_INJECT_DEFINE(family, MPI_##name, "MPI_" #name, params, args) \
   TREMOR_INJECT_DEFINE(family, PMPI_##name, "MPI_" #name, params, args)
 
@@ -23,18 +23,18 @@
 
 // Start and stop: never delayed. The MPI_ and PMPI_ forms share one body;
 // start/finish run once whichever layer arrives first.
-#define TREMOR_INJECT_LIFECYCLE(exported, params, args, before, after)                   \
-  TREMOR_INJECT_EXPORT int exported params {                                             \
-    static std::atomic<void*> next{nullptr};                             \
-    const auto function = reinterpret_cast<decltype(&::exported)>(tremor::inject::next_definition(next, #exported));              \
-    before;                                                                              \
-    const int result = function args;                                                    \
-    after;                                                                               \
-    return result;                                                                       \
+#define TREMOR_INJECT_LIFECYCLE(exported, params, args, before, after)                                               \
+  TREMOR_INJECT_EXPORT int exported params {                                                                         \
+    static std::atomic<void*> next{nullptr};                                                                         \
+    const auto function = reinterpret_cast<decltype(&::exported)>(tremor::inject::next_definition(next, #exported)); \
+    before;                                                                                                          \
+    const int result = function args;                                                                                \
+    after;                                                                                                           \
+    return result;                                                                                                   \
   }
 
-#define TREMOR_INJECT_INIT_PAIR(name, params, args)                                                    \
-  TREMOR_INJECT_LIFECYCLE(MPI_##name, params, args, (void)0, tremor::inject::start_after_init())      \
+#define TREMOR_INJECT_INIT_PAIR(name, params, args)                                              \
+  TREMOR_INJECT_LIFECYCLE(MPI_##name, params, args, (void)0, tremor::inject::start_after_init()) \
   TREMOR_INJECT_LIFECYCLE(PMPI_##name, params, args, (void)0, tremor::inject::start_after_init())
 
 TREMOR_INJECT_INIT_PAIR(Init, (int* argc, char*** argv), (argc, argv))

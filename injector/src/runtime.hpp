@@ -58,7 +58,8 @@ struct DepthGuard {
 template <typename Forward>
 inline auto intercept(unsigned family, const char* call_name, void* next, Forward&& forward) {
   const unsigned active = g_active_families.load(std::memory_order_relaxed);
-  if (active == 0) [[likely]] return forward(next);
+  if (active == 0) [[likely]]
+    return forward(next);
   DepthGuard guard;
   if (guard.outermost() && (active & family) != 0) maybe_delay(call_name);
   return forward(next);

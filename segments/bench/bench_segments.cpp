@@ -153,9 +153,8 @@ void BM_SpillAppendFullBuffer(benchmark::State& state) {
     }
   }
   ::close(fd);
-  state.counters["ns_per_record"] =
-      benchmark::Counter(static_cast<double>(state.iterations()) * 2048, benchmark::Counter::kIsRate |
-                                                                           benchmark::Counter::kInvert);
+  state.counters["ns_per_record"] = benchmark::Counter(static_cast<double>(state.iterations()) * 2048,
+                                                       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_SpillAppendFullBuffer)->Unit(benchmark::kMicrosecond);
 

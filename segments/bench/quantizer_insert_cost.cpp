@@ -13,7 +13,7 @@
 namespace {
 
 __attribute__((noinline)) unsigned measured_inserts(tremor::StreamingQuantizer& quantizer,
-                                                     const std::vector<double>& values) {
+                                                    const std::vector<double>& values) {
   unsigned checksum = 0;
   for (const double value : values) checksum += quantizer.insert(value);
   return checksum;

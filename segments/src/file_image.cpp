@@ -30,12 +30,24 @@ std::uint32_t metadata_checksum(const unsigned char* k, std::size_t length) {
     a += word(0);
     b += word(4);
     c += word(8);
-    a -= c; a ^= rotate(c, 4);  c += b;
-    b -= a; b ^= rotate(a, 6);  a += c;
-    c -= b; c ^= rotate(b, 8);  b += a;
-    a -= c; a ^= rotate(c, 16); c += b;
-    b -= a; b ^= rotate(a, 19); a += c;
-    c -= b; c ^= rotate(b, 4);  b += a;
+    a -= c;
+    a ^= rotate(c, 4);
+    c += b;
+    b -= a;
+    b ^= rotate(a, 6);
+    a += c;
+    c -= b;
+    c ^= rotate(b, 8);
+    b += a;
+    a -= c;
+    a ^= rotate(c, 16);
+    c += b;
+    b -= a;
+    b ^= rotate(a, 19);
+    a += c;
+    c -= b;
+    c ^= rotate(b, 4);
+    b += a;
     length -= 12;
     k += 12;
   }
@@ -48,13 +60,20 @@ std::uint32_t metadata_checksum(const unsigned char* k, std::size_t length) {
        static_cast<std::uint32_t>(tail[6]) << 16 | static_cast<std::uint32_t>(tail[7]) << 24;
   c += static_cast<std::uint32_t>(tail[8]) | static_cast<std::uint32_t>(tail[9]) << 8 |
        static_cast<std::uint32_t>(tail[10]) << 16 | static_cast<std::uint32_t>(tail[11]) << 24;
-  c ^= b; c -= rotate(b, 14);
-  a ^= c; a -= rotate(c, 11);
-  b ^= a; b -= rotate(a, 25);
-  c ^= b; c -= rotate(b, 16);
-  a ^= c; a -= rotate(c, 4);
-  b ^= a; b -= rotate(a, 14);
-  c ^= b; c -= rotate(b, 24);
+  c ^= b;
+  c -= rotate(b, 14);
+  a ^= c;
+  a -= rotate(c, 11);
+  b ^= a;
+  b -= rotate(a, 25);
+  c ^= b;
+  c -= rotate(b, 16);
+  a ^= c;
+  a -= rotate(c, 4);
+  b ^= a;
+  b -= rotate(a, 14);
+  c ^= b;
+  c -= rotate(b, 24);
   return c;
 }
 
@@ -147,7 +166,8 @@ bool write_new_file(const std::filesystem::path& path, const std::vector<char>& 
 
 bool replace_own_file(const std::filesystem::path& path, const std::vector<char>& bytes, std::string& error) {
   for (int n = 0; n < 1000; ++n) {
-    const std::filesystem::path temporary = path.string() + ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(n);
+    const std::filesystem::path temporary =
+        path.string() + ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(n);
     const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0 && errno == EEXIST) continue;
     if (fd < 0) {

@@ -68,9 +68,9 @@ bool write_numeric(hid_t location, const std::string& name, hid_t memory_type, c
                    const std::vector<hsize_t>& dims, std::string& error) {
   Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
   Handle properties = dataset_creation_properties(dims);
-  Handle dataset(H5Dcreate2(location, name.c_str(), memory_type, space.get(), H5P_DEFAULT, properties.get(),
-                            H5P_DEFAULT),
-                 H5Dclose);
+  Handle dataset(
+      H5Dcreate2(location, name.c_str(), memory_type, space.get(), H5P_DEFAULT, properties.get(), H5P_DEFAULT),
+      H5Dclose);
   if (!dataset.valid()) {
     error = "cannot create dataset " + where(name);
     return false;
@@ -122,8 +122,7 @@ bool write_scalar_string(hid_t location, const std::string& name, std::string_vi
   return true;
 }
 
-bool write_attribute(hid_t object, const std::string& name, hid_t memory_type, const void* value,
-                     std::string& error) {
+bool write_attribute(hid_t object, const std::string& name, hid_t memory_type, const void* value, std::string& error) {
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
   Handle attribute(H5Acreate2(object, name.c_str(), memory_type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   if (!attribute.valid() || H5Awrite(attribute.get(), memory_type, value) < 0) {

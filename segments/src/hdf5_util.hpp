@@ -62,14 +62,22 @@ class SilenceHdf5Errors {
 
 template <typename T>
 hid_t native_type() {
-  if constexpr (std::is_same_v<T, double>) return H5T_NATIVE_DOUBLE;
-  else if constexpr (std::is_same_v<T, std::uint64_t>) return H5T_NATIVE_UINT64;
-  else if constexpr (std::is_same_v<T, std::int64_t>) return H5T_NATIVE_INT64;
-  else if constexpr (std::is_same_v<T, std::uint32_t>) return H5T_NATIVE_UINT32;
-  else if constexpr (std::is_same_v<T, std::int32_t>) return H5T_NATIVE_INT32;
-  else if constexpr (std::is_same_v<T, std::uint16_t>) return H5T_NATIVE_UINT16;
-  else if constexpr (std::is_same_v<T, std::uint8_t>) return H5T_NATIVE_UINT8;
-  else static_assert(!sizeof(T), "no HDF5 type for T");
+  if constexpr (std::is_same_v<T, double>)
+    return H5T_NATIVE_DOUBLE;
+  else if constexpr (std::is_same_v<T, std::uint64_t>)
+    return H5T_NATIVE_UINT64;
+  else if constexpr (std::is_same_v<T, std::int64_t>)
+    return H5T_NATIVE_INT64;
+  else if constexpr (std::is_same_v<T, std::uint32_t>)
+    return H5T_NATIVE_UINT32;
+  else if constexpr (std::is_same_v<T, std::int32_t>)
+    return H5T_NATIVE_INT32;
+  else if constexpr (std::is_same_v<T, std::uint16_t>)
+    return H5T_NATIVE_UINT16;
+  else if constexpr (std::is_same_v<T, std::uint8_t>)
+    return H5T_NATIVE_UINT8;
+  else
+    static_assert(!sizeof(T), "no HDF5 type for T");
 }
 
 Handle variable_string_type();
@@ -82,16 +90,13 @@ bool link_exists(hid_t location, const std::string& path);
 bool write_numeric(hid_t location, const std::string& name, hid_t memory_type, const void* data,
                    const std::vector<hsize_t>& dims, std::string& error);
 template <typename T>
-bool write_vector(hid_t location, const std::string& name, const std::vector<T>& values,
-                  std::string& error) {
+bool write_vector(hid_t location, const std::string& name, const std::vector<T>& values, std::string& error) {
   return write_numeric(location, name, native_type<T>(), values.data(), {values.size()}, error);
 }
-bool write_strings(hid_t location, const std::string& name, const std::vector<std::string>& values,
-                   std::string& error);
+bool write_strings(hid_t location, const std::string& name, const std::vector<std::string>& values, std::string& error);
 bool write_scalar_string(hid_t location, const std::string& name, std::string_view text, std::string& error);
 
-bool write_attribute(hid_t object, const std::string& name, hid_t memory_type, const void* value,
-                     std::string& error);
+bool write_attribute(hid_t object, const std::string& name, hid_t memory_type, const void* value, std::string& error);
 bool write_string_attribute(hid_t object, const std::string& name, std::string_view text, std::string& error);
 
 // Reading: the dataset must exist, have the given rank and a matching type
@@ -100,8 +105,8 @@ bool read_numeric(hid_t location, const std::string& name, hid_t memory_type, bo
                   std::vector<hsize_t>& dims, std::vector<unsigned char>& bytes, std::size_t element_size,
                   std::string& error);
 template <typename T>
-bool read_array(hid_t location, const std::string& name, int rank, std::vector<hsize_t>& dims,
-                std::vector<T>& values, std::string& error) {
+bool read_array(hid_t location, const std::string& name, int rank, std::vector<hsize_t>& dims, std::vector<T>& values,
+                std::string& error) {
   std::vector<unsigned char> bytes;
   if (!read_numeric(location, name, native_type<T>(), std::is_integral_v<T>, rank, dims, bytes, sizeof(T), error))
     return false;

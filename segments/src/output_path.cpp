@@ -15,8 +15,8 @@ constexpr int kMaxAttempts = 100000;
 std::string sanitize(std::string_view text) {
   std::string out(text);
   for (char& c : out) {
-    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                      c == '_' || c == '-';
+    const bool safe =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     if (!safe) c = '_';
   }
   return out;
@@ -33,14 +33,13 @@ std::string utc_timestamp() {
 
 }  // namespace
 
-std::optional<ReservedOutput> reserve_output_files(const std::filesystem::path& directory,
-                                                   std::string_view program, std::string_view job_id,
-                                                   std::span<const std::string_view> extensions,
-                                                   std::string& error) {
+std::optional<ReservedOutput> reserve_output_files(const std::filesystem::path& directory, std::string_view program,
+                                                   std::string_view job_id,
+                                                   std::span<const std::string_view> extensions, std::string& error) {
   std::string name = sanitize(std::filesystem::path(program).filename().string());
   if (name.empty()) name = "run";
-  const std::string prefix = name + "-" + (job_id.empty() ? utc_timestamp() : sanitize(job_id)) + "-" +
-                             std::to_string(::getpid()) + "-";
+  const std::string prefix =
+      name + "-" + (job_id.empty() ? utc_timestamp() : sanitize(job_id)) + "-" + std::to_string(::getpid()) + "-";
   for (int n = 0; n < kMaxAttempts; ++n) {
     ReservedOutput reserved{prefix + std::to_string(n), {}};
     bool taken = false;

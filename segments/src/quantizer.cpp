@@ -275,8 +275,7 @@ void StreamingQuantizer::dense_indices(std::span<Id> dense_of) noexcept {
   // Roots are exactly the live bins' ids: give them their positions first,
   // then every other id takes its root's position.
   for (std::size_t id = 0; id < next_id_; ++id) find(static_cast<Id>(id));
-  for (std::size_t position = 0; position < size_; ++position)
-    dense_of[id_[position]] = static_cast<Id>(position);
+  for (std::size_t position = 0; position < size_; ++position) dense_of[id_[position]] = static_cast<Id>(position);
   for (std::size_t id = 0; id < next_id_; ++id)
     if (forward_[id] != id) dense_of[id] = dense_of[forward_[id]];
 }
@@ -306,9 +305,7 @@ std::size_t StreamingQuantizer::memory_bytes() const noexcept {
 
 // ---------------------------------------------------------------------------
 
-QuantizedColumn::QuantizedColumn(std::size_t max_bins) : quantizer_(max_bins) {
-  epochs_.push_back(Epoch{});
-}
+QuantizedColumn::QuantizedColumn(std::size_t max_bins) : quantizer_(max_bins) { epochs_.push_back(Epoch{}); }
 
 bool QuantizedColumn::renumber_for_next() noexcept {
   try {
@@ -319,9 +316,7 @@ bool QuantizedColumn::renumber_for_next() noexcept {
   }
 }
 
-void QuantizedColumn::append_reserved(double value) noexcept {
-  samples_.push_reserved(quantizer_.insert(value));
-}
+void QuantizedColumn::append_reserved(double value) noexcept { samples_.push_reserved(quantizer_.insert(value)); }
 
 void QuantizedColumn::start_new_epoch() {
   if (scratch_.empty()) scratch_.resize(StreamingQuantizer::kIdSpace);

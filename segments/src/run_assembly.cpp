@@ -23,8 +23,8 @@ double median_of(std::vector<double>& values) {
 
 std::vector<std::int32_t> detail_ranks(int world, int wanted, std::size_t segments) {
   const std::size_t by_memory = std::max<std::size_t>(1, kMaxDetailCells / std::max<std::size_t>(1, segments));
-  const auto count = static_cast<int>(std::min<std::size_t>({static_cast<std::size_t>(world),
-                                                              static_cast<std::size_t>(std::max(1, wanted)), by_memory}));
+  const auto count = static_cast<int>(std::min<std::size_t>(
+      {static_cast<std::size_t>(world), static_cast<std::size_t>(std::max(1, wanted)), by_memory}));
   std::vector<std::int32_t> ranks;
   for (int i = 0; i < count; ++i) {
     ranks.push_back(static_cast<std::int32_t>((static_cast<long long>(i) * world) / count));
@@ -106,7 +106,8 @@ RunData assemble_run(std::span<const FinalizedSegments> per_rank, std::size_t n,
     for (std::size_t s = 0; s < n; ++s) {
       const double mpi = mpi_bins[local.bin_index[index(Quantized::mpi_time)][s]].rep();
       const double wait = wait_bins[local.bin_index[index(Quantized::wait_time)][s]].rep();
-      reductions.longest_index[s] = std::max(reductions.longest_index[s], global_index[index(Quantized::duration)][r][s]);
+      reductions.longest_index[s] =
+          std::max(reductions.longest_index[s], global_index[index(Quantized::duration)][r][s]);
       if (r == 0 || mpi < reductions.least_mpi_s[s]) {
         reductions.least_mpi_s[s] = mpi;
         reductions.least_mpi_rank[s] = static_cast<std::int32_t>(r);

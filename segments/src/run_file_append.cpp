@@ -101,25 +101,22 @@ Handle group_for_new_dataset(hid_t file, std::string_view group_path, std::strin
 bool RunFileAppender::write(std::string_view group_path, std::string_view name, std::span<const double> values) {
   hdf5::SilenceHdf5Errors silence;
   Handle group = group_for_new_dataset(file_, group_path, name, error_);
-  return group.valid() && hdf5::write_numeric(group.get(), std::string(name), H5T_NATIVE_DOUBLE, values.data(),
-                                              {values.size()}, error_);
+  return group.valid() &&
+         hdf5::write_numeric(group.get(), std::string(name), H5T_NATIVE_DOUBLE, values.data(), {values.size()}, error_);
 }
 
-bool RunFileAppender::write(std::string_view group_path, std::string_view name,
-                            std::span<const std::int64_t> values) {
-  hdf5::SilenceHdf5Errors silence;
-  Handle group = group_for_new_dataset(file_, group_path, name, error_);
-  return group.valid() && hdf5::write_numeric(group.get(), std::string(name), H5T_NATIVE_INT64, values.data(),
-                                              {values.size()}, error_);
-}
-
-bool RunFileAppender::write(std::string_view group_path, std::string_view name,
-                            std::span<const std::string> values) {
+bool RunFileAppender::write(std::string_view group_path, std::string_view name, std::span<const std::int64_t> values) {
   hdf5::SilenceHdf5Errors silence;
   Handle group = group_for_new_dataset(file_, group_path, name, error_);
   return group.valid() &&
-         hdf5::write_strings(group.get(), std::string(name), std::vector<std::string>(values.begin(), values.end()),
-                             error_);
+         hdf5::write_numeric(group.get(), std::string(name), H5T_NATIVE_INT64, values.data(), {values.size()}, error_);
+}
+
+bool RunFileAppender::write(std::string_view group_path, std::string_view name, std::span<const std::string> values) {
+  hdf5::SilenceHdf5Errors silence;
+  Handle group = group_for_new_dataset(file_, group_path, name, error_);
+  return group.valid() && hdf5::write_strings(group.get(), std::string(name),
+                                              std::vector<std::string>(values.begin(), values.end()), error_);
 }
 
 bool RunFileAppender::write_text(std::string_view group_path, std::string_view name, std::string_view text) {

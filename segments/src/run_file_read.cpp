@@ -102,7 +102,8 @@ bool read_segments(hid_t file, SegmentTable& segments, std::string& error) {
   bool ok = true;
   for (const auto& [name, member] : layout::kSegmentNumbers)
     ok = ok && hdf5::read_vector(file, std::string("/segments/") + name, segments.*member, error);
-  ok = ok && hdf5::read_vector(file, std::string("/segments/") + layout::kSegmentSignature, segments.signature, error) &&
+  ok = ok &&
+       hdf5::read_vector(file, std::string("/segments/") + layout::kSegmentSignature, segments.signature, error) &&
        hdf5::read_vector(file, std::string("/segments/") + layout::kSegmentLateRank, segments.late_rank, error) &&
        hdf5::read_vector(file, std::string("/segments/") + layout::kSegmentClosingCall, segments.closing_call, error);
   if (!ok) return false;
@@ -159,8 +160,8 @@ bool read_detail(hid_t file, const RunData& run, DetailRanks& detail, std::strin
       return fail(error, "/detail/signature_offset is not an ascending list of offsets into /detail/signatures");
     for (std::size_t s = 0; s < detail.segments; ++s)
       if (detail.signature_index[r * detail.segments + s] >= end - begin)
-        return fail(error, "/detail/signature_index of rank row " + std::to_string(r) +
-                               " points past that rank's dictionary");
+        return fail(error,
+                    "/detail/signature_index of rank row " + std::to_string(r) + " points past that rank's dictionary");
   }
   return true;
 }
@@ -230,11 +231,11 @@ std::optional<RunData> read_run(const std::filesystem::path& path, std::string& 
   bool ok = false;
   try {  // a corrupted shape can ask for more memory than exists
     ok = read_metadata(file.get(), run.meta, reason) &&
-                  read_ranks(file.get(), static_cast<std::size_t>(run.meta.world_size), run.ranks, reason) &&
-                  read_bins(file.get(), run.global_bins, reason) && read_segments(file.get(), run.segments, reason) &&
-                  read_detail(file.get(), run, run.detail, reason) &&
-                  read_totals(file.get(), run, static_cast<std::size_t>(run.meta.world_size), reason) &&
-                  read_injection(file.get(), run.injection, reason);
+         read_ranks(file.get(), static_cast<std::size_t>(run.meta.world_size), run.ranks, reason) &&
+         read_bins(file.get(), run.global_bins, reason) && read_segments(file.get(), run.segments, reason) &&
+         read_detail(file.get(), run, run.detail, reason) &&
+         read_totals(file.get(), run, static_cast<std::size_t>(run.meta.world_size), reason) &&
+         read_injection(file.get(), run.injection, reason);
   } catch (const std::exception& exception) {
     reason = std::string("cannot load: ") + exception.what();
   }

@@ -28,8 +28,8 @@ std::vector<Field> column(const std::vector<Row>& rows, Field Row::*member) {
 bool write_metadata(hid_t file, const RunMetadata& meta, std::string& error) {
   Handle root(H5Gopen2(file, "/", H5P_DEFAULT), H5Gclose);
   const std::int32_t version = kSchemaVersion;  // always the version this code writes
-  bool ok = hdf5::write_attribute(root.get(), std::string(layout::kSchemaVersionAttribute), H5T_NATIVE_INT32,
-                                  &version, error);
+  bool ok = hdf5::write_attribute(root.get(), std::string(layout::kSchemaVersionAttribute), H5T_NATIVE_INT32, &version,
+                                  error);
   for (const auto& [name, member] : layout::kMetadataStrings)
     ok = ok && hdf5::write_string_attribute(root.get(), name, meta.*member, error);
   for (const auto& [name, member] : layout::kMetadataIntegers)
@@ -46,8 +46,10 @@ bool write_metadata(hid_t file, const RunMetadata& meta, std::string& error) {
   if (!ok) return false;
   Handle configuration = hdf5::open_or_create_group(file, "/configuration", error);
   return configuration.valid() &&
-         hdf5::write_strings(configuration.get(), "name", column(meta.configuration, &std::pair<std::string, std::string>::first), error) &&
-         hdf5::write_strings(configuration.get(), "value", column(meta.configuration, &std::pair<std::string, std::string>::second), error);
+         hdf5::write_strings(configuration.get(), "name",
+                             column(meta.configuration, &std::pair<std::string, std::string>::first), error) &&
+         hdf5::write_strings(configuration.get(), "value",
+                             column(meta.configuration, &std::pair<std::string, std::string>::second), error);
 }
 
 bool write_ranks(hid_t file, const std::vector<RankInfo>& ranks, std::string& error) {
@@ -95,8 +97,8 @@ bool write_detail(hid_t file, const DetailRanks& detail, std::string& error) {
   for (std::size_t m = 0; m < kQuantizedCount; ++m) {
     if (detail.global_index[m].size() != cells) {
       error = "detail matrix of " + std::string(kQuantizedMetrics[m].name) + " has " +
-              std::to_string(detail.global_index[m].size()) + " cells, expected ranks x segments = " +
-              std::to_string(cells);
+              std::to_string(detail.global_index[m].size()) +
+              " cells, expected ranks x segments = " + std::to_string(cells);
       return false;
     }
     if (!hdf5::write_numeric(group.get(), std::string(kQuantizedMetrics[m].name), H5T_NATIVE_UINT16,
@@ -110,8 +112,8 @@ bool write_detail(hid_t file, const DetailRanks& detail, std::string& error) {
   }
   std::vector<std::string> feature_names;
   for (const MetricInfo& feature : kFeatureMetrics) feature_names.emplace_back(feature.name);
-  return hdf5::write_numeric(group.get(), "signature_index", H5T_NATIVE_UINT32, detail.signature_index.data(),
-                             matrix, error) &&
+  return hdf5::write_numeric(group.get(), "signature_index", H5T_NATIVE_UINT32, detail.signature_index.data(), matrix,
+                             error) &&
          hdf5::write_numeric(group.get(), "signatures", H5T_NATIVE_UINT64, detail.signatures.data(),
                              {detail.signatures.size(), kFeatureCount}, error) &&
          hdf5::write_strings(group.get(), "signature_features", feature_names, error) &&
@@ -160,8 +162,8 @@ bool check_target(const std::filesystem::path& path, ExistingFile existing, std:
   }
   const std::filesystem::path directory = path.has_parent_path() ? path.parent_path() : ".";
   if (::access(directory.c_str(), W_OK | X_OK) != 0) {
-    error = "cannot create '" + path.string() + "': directory '" + directory.string() +
-            "' is not writable (" + std::strerror(errno) + ")";
+    error = "cannot create '" + path.string() + "': directory '" + directory.string() + "' is not writable (" +
+            std::strerror(errno) + ")";
     return false;
   }
   return true;

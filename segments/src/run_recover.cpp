@@ -13,10 +13,14 @@ namespace {
 // killed; an exit without MPI_Finalize explains ranks without an end record.
 int strength(SpillEnd end) {
   switch (end) {
-    case SpillEnd::abort: return 3;
-    case SpillEnd::exit_without_finalize: return 2;
-    case SpillEnd::finalize_unsaved: return 1;
-    case SpillEnd::none: return 0;
+    case SpillEnd::abort:
+      return 3;
+    case SpillEnd::exit_without_finalize:
+      return 2;
+    case SpillEnd::finalize_unsaved:
+      return 1;
+    case SpillEnd::none:
+      return 0;
   }
   return 0;
 }
@@ -35,10 +39,14 @@ int configured_detail_ranks(const SpillHeader& header) {
 
 std::string_view partial_reason_code(SpillEnd end) {
   switch (end) {
-    case SpillEnd::abort: return "abort";
-    case SpillEnd::exit_without_finalize: return "exit_without_finalize";
-    case SpillEnd::finalize_unsaved: return "finalize_unsaved";
-    case SpillEnd::none: return "unknown";
+    case SpillEnd::abort:
+      return "abort";
+    case SpillEnd::exit_without_finalize:
+      return "exit_without_finalize";
+    case SpillEnd::finalize_unsaved:
+      return "finalize_unsaved";
+    case SpillEnd::none:
+      return "unknown";
   }
   return "unknown";
 }
@@ -61,8 +69,8 @@ std::optional<RecoveredRun> recover_run(const std::vector<SpillFile>& files, std
     }
     const SpillFile*& slot = by_rank[static_cast<std::size_t>(h.rank)];
     if (slot != nullptr) {
-      error = "rank " + std::to_string(h.rank) + " appears twice: " + slot->path.string() + " and " +
-              file.path.string();
+      error =
+          "rank " + std::to_string(h.rank) + " appears twice: " + slot->path.string() + " and " + file.path.string();
       return std::nullopt;
     }
     slot = &file;

@@ -62,7 +62,8 @@ bool SegmentStore::append(const QuantizedValues& values, const FeatureVector& fe
     // Neumaier summation of the raw value (non-finite values count as 0, as in the bins).
     const double v = std::isfinite(values[m]) ? values[m] : 0.0;
     const double t = raw_totals_[m] + v;
-    raw_compensation_[m] += std::abs(raw_totals_[m]) >= std::abs(v) ? (raw_totals_[m] - t) + v : (v - t) + raw_totals_[m];
+    raw_compensation_[m] +=
+        std::abs(raw_totals_[m]) >= std::abs(v) ? (raw_totals_[m] - t) + v : (v - t) + raw_totals_[m];
     raw_totals_[m] = t;
   }
   for (std::size_t f = 0; f < kFeatureCount; ++f) raw_feature_totals_[f] += features[f];

@@ -127,17 +127,19 @@ bool parse_text(std::string_view text, SpillHeader& h, std::string& error) {
 
 std::string_view describe(SpillEnd end) {
   switch (end) {
-    case SpillEnd::none: return "unknown: killed (signal, walltime) or lost before its end record";
-    case SpillEnd::abort: return "MPI_Abort";
-    case SpillEnd::exit_without_finalize: return "exit without MPI_Finalize";
-    case SpillEnd::finalize_unsaved: return "MPI_Finalize reached but the run file was not written";
+    case SpillEnd::none:
+      return "unknown: killed (signal, walltime) or lost before its end record";
+    case SpillEnd::abort:
+      return "MPI_Abort";
+    case SpillEnd::exit_without_finalize:
+      return "exit without MPI_Finalize";
+    case SpillEnd::finalize_unsaved:
+      return "MPI_Finalize reached but the run file was not written";
   }
   return "unknown";
 }
 
-void seal(SpillRecord& record) noexcept {
-  record.checksum = checksum_of(&record, offsetof(SpillRecord, checksum));
-}
+void seal(SpillRecord& record) noexcept { record.checksum = checksum_of(&record, offsetof(SpillRecord, checksum)); }
 
 std::vector<char> encode_spill_header(const SpillHeader& h) {
   std::string text;
@@ -164,9 +166,13 @@ std::vector<char> encode_spill_header(const SpillHeader& h) {
   for (const std::string& name : h.call_names) line("call_name", name);
   if (text.size() > kSpillMaxTextBytes) text.resize(kSpillMaxTextBytes);  // a giant command line, cut
 
-  Prefix prefix{kSpillMagic, kSpillVersion, static_cast<std::uint32_t>(text.size()),
-                static_cast<std::uint32_t>(kSpillRecordBytes), static_cast<std::uint16_t>(kQuantizedCount),
-                static_cast<std::uint16_t>(kFeatureCount), checksum_of(text.data(), text.size())};
+  Prefix prefix{kSpillMagic,
+                kSpillVersion,
+                static_cast<std::uint32_t>(text.size()),
+                static_cast<std::uint32_t>(kSpillRecordBytes),
+                static_cast<std::uint16_t>(kQuantizedCount),
+                static_cast<std::uint16_t>(kFeatureCount),
+                checksum_of(text.data(), text.size())};
   std::vector<char> bytes(sizeof prefix + text.size());
   std::memcpy(bytes.data(), &prefix, sizeof prefix);
   std::memcpy(bytes.data() + sizeof prefix, text.data(), text.size());

@@ -59,8 +59,8 @@ RunData synthetic_run(const SyntheticSpec& spec) {
   run.meta.configuration = effective_configuration(Config{});
   run.meta.call_names = {"MPI_Barrier", "MPI_Allreduce"};
   for (std::int32_t r = 0; r < spec.world_size; ++r) {
-    run.ranks.push_back({r, "node" + std::to_string(r / spec.ranks_per_node), r / spec.ranks_per_node,
-                         r % spec.ranks_per_node});
+    run.ranks.push_back(
+        {r, "node" + std::to_string(r / spec.ranks_per_node), r / spec.ranks_per_node, r % spec.ranks_per_node});
   }
   SegmentTable& table = run.segments;
   static const std::vector<double> kPattern = {-2e-3, -1e-3, 0.0, 1e-3, 2e-3};

@@ -15,7 +15,7 @@ struct SyntheticGroup {
 };
 
 struct PlantedDelay {
-  std::size_t segment = 0;   // index in the interleaved segment table
+  std::size_t segment = 0;  // index in the interleaved segment table
   double extra_s = 0.0;
   std::int32_t late_rank = 0;
 };
@@ -25,8 +25,8 @@ struct SyntheticSpec {
   std::vector<PlantedDelay> delays;
   std::int32_t world_size = 4;
   std::int32_t ranks_per_node = 2;
-  std::size_t detail_ranks = 4;   // <= world_size
-  double overhead_s = 0.0;        // run time beyond the segments
+  std::size_t detail_ranks = 4;          // <= world_size
+  double overhead_s = 0.0;               // run time beyond the segments
   bool unique_exact_signatures = false;  // every segment its own signature (fallback case)
   std::string counter_source = "papi";
   std::vector<double> relative_pattern;  // cycled relative deviations; empty: the 5-value default

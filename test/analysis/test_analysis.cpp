@@ -204,7 +204,7 @@ TEST_CASE("warnings: few segments, fast boundaries, CPU-time counter", "[analysi
   std::vector<std::string> codes;
   for (const Warning& w : result.warnings) codes.push_back(w.code);
   CHECK(std::count(codes.begin(), codes.end(), "few_segments") == 1);
-  CHECK(std::count(codes.begin(), codes.end(), "boundary_rate") == 1);   // 1000 Hz
+  CHECK(std::count(codes.begin(), codes.end(), "boundary_rate") == 1);  // 1000 Hz
   CHECK(std::count(codes.begin(), codes.end(), "counter_fallback") == 1);
   const auto caveat = std::find_if(result.warnings.begin(), result.warnings.end(),
                                    [](const Warning& w) { return w.code == "counter_fallback"; });
@@ -299,9 +299,11 @@ TEST_CASE("same seed, same report; another seed, other bootstrap draws", "[analy
 }
 
 TEST_CASE("parameters come from the stored configuration, overrides win", "[analysis]") {
-  std::vector<std::pair<std::string, std::string>> stored = {
-      {"TREMOR_MAD_FACTOR", "3"}, {"TREMOR_SCALES", "2,16"}, {"TREMOR_SEED", "77"},
-      {"TREMOR_MIN_GROUP", "banana"}, {"TREMOR_UNKNOWN", "1"}};
+  std::vector<std::pair<std::string, std::string>> stored = {{"TREMOR_MAD_FACTOR", "3"},
+                                                             {"TREMOR_SCALES", "2,16"},
+                                                             {"TREMOR_SEED", "77"},
+                                                             {"TREMOR_MIN_GROUP", "banana"},
+                                                             {"TREMOR_UNKNOWN", "1"}};
   std::vector<std::string> messages;
   AnalysisParameters p = parameters_from_stored_configuration(stored, {}, &messages);
   CHECK(p.mad_factor == 3.0);

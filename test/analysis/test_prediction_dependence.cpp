@@ -63,8 +63,7 @@ TEST_CASE("autocorrelated segment times widen the prediction intervals", "[analy
   // Same values, so the same fits and bootstraps: only the widening differs.
   REQUIRE(ordered.predictions.size() == shuffled.predictions.size());
   REQUIRE_FALSE(ordered.predictions.empty());
-  const double widening =
-      std::sqrt(ordered.prediction_variance_inflation / shuffled.prediction_variance_inflation);
+  const double widening = std::sqrt(ordered.prediction_variance_inflation / shuffled.prediction_variance_inflation);
   for (std::size_t i = 0; i < ordered.predictions.size(); ++i) {
     const Prediction& a = ordered.predictions[i];
     const Prediction& b = shuffled.predictions[i];

@@ -24,8 +24,8 @@ namespace {
 struct TempDir {
   fs::path path;
   TempDir() {
-    path = fs::temp_directory_path() / ("tremor-analysis-test-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(counter++));
+    path = fs::temp_directory_path() /
+           ("tremor-analysis-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
     fs::remove_all(path);
     fs::create_directories(path);
   }
@@ -127,7 +127,8 @@ TEST_CASE("JSON report carries the documented fields", "[report]") {
   CHECK(json["groups"].size() == 2);
   CHECK(json["predictions"].size() == 15);  // 5 methods x 3 factors
   for (const auto& prediction : json["predictions"]) {
-    for (const char* key : {"method", "factor", "processes", "median_s", "ci_low_s", "ci_high_s", "variance_inflation"}) {
+    for (const char* key :
+         {"method", "factor", "processes", "median_s", "ci_low_s", "ci_high_s", "variance_inflation"}) {
       CHECK(prediction.contains(key));
     }
     CHECK(prediction["variance_inflation"].get<double>() >= 1.0);
@@ -180,8 +181,8 @@ TEST_CASE("report_run writes /analysis and the reserved JSON; tremor analyze agr
     CHECK(run_tremor(dir, "analyze --fail-on high " + h5.string()).status == 0);
   }
   SECTION("overrides change the analysis") {
-    const Outcome strict = run_tremor(dir, "analyze --json --mad-factor 100 --scales 2 --replicas 100 --seed 9 " +
-                                               h5.string());
+    const Outcome strict =
+        run_tremor(dir, "analyze --json --mad-factor 100 --scales 2 --replicas 100 --seed 9 " + h5.string());
     REQUIRE(strict.status == 0);
     const auto json = nlohmann::json::parse(strict.out);
     CHECK(json["parameters"]["mad_factor"] == 100.0);
@@ -300,8 +301,8 @@ TEST_CASE("tremor config lists every setting with default and meaning", "[cli]")
   const Outcome o = run_tremor(dir, "config");
   REQUIRE(o.status == 0);
   for (const Setting& setting : settings()) {
-    CHECK_THAT(o.out, Catch::Contains(std::string(setting.name) + " (default: '" +
-                                      std::string(setting.default_value) + "')"));
+    CHECK_THAT(o.out,
+               Catch::Contains(std::string(setting.name) + " (default: '" + std::string(setting.default_value) + "')"));
     CHECK_THAT(o.out, Catch::Contains(std::string(setting.meaning)));
   }
 }

@@ -67,7 +67,8 @@ static void sleep_us(double us) {
   struct timespec t;
   t.tv_sec = (time_t)(us / 1e6);
   t.tv_nsec = (long)((us - (double)t.tv_sec * 1e6) * 1e3);
-  while (nanosleep(&t, &t) != 0) {}
+  while (nanosleep(&t, &t) != 0) {
+  }
 }
 
 int main(int argc, char** argv) {
@@ -82,14 +83,30 @@ int main(int argc, char** argv) {
   int opt;
   while ((opt = getopt(argc, argv, "n:u:Sb:k:z:mO:d:s:qtc:PF:L:")) != -1) {
     switch (opt) {
-      case 'n': iterations = atoi(optarg); break;
-      case 'u': base_us = atoi(optarg); break;
-      case 'S': sleep_mode = 1; break;
-      case 'b': bytes = atoi(optarg); break;
-      case 'k': every = atoi(optarg); break;
-      case 'z': ckpt = atoi(optarg); break;
-      case 'm': use_mpiio = 1; break;
-      case 'O': dir = optarg; break;
+      case 'n':
+        iterations = atoi(optarg);
+        break;
+      case 'u':
+        base_us = atoi(optarg);
+        break;
+      case 'S':
+        sleep_mode = 1;
+        break;
+      case 'b':
+        bytes = atoi(optarg);
+        break;
+      case 'k':
+        every = atoi(optarg);
+        break;
+      case 'z':
+        ckpt = atoi(optarg);
+        break;
+      case 'm':
+        use_mpiio = 1;
+        break;
+      case 'O':
+        dir = optarg;
+        break;
       case 'd': {
         char iters[4000];
         if (sscanf(optarg, "%d:%3999[0-9,]:%d", &delay_rank, iters, &delay_ms) == 3) {
@@ -97,16 +114,30 @@ int main(int argc, char** argv) {
         }
         break;
       }
-      case 's': sub_only = strcmp(optarg, "sub") == 0; break;
-      case 'q': quiet = 1; break;
-      case 't': show_time = 1; break;
-      case 'c': fixed_units_per_us = atol(optarg); break;
-      case 'P': print_calibration = 1; break;
-      case 'L': file_size_limit = atoll(optarg); break;
+      case 's':
+        sub_only = strcmp(optarg, "sub") == 0;
+        break;
+      case 'q':
+        quiet = 1;
+        break;
+      case 't':
+        show_time = 1;
+        break;
+      case 'c':
+        fixed_units_per_us = atol(optarg);
+        break;
+      case 'P':
+        print_calibration = 1;
+        break;
+      case 'L':
+        file_size_limit = atoll(optarg);
+        break;
       case 'F':
         if (sscanf(optarg, "%15[a-z]:%d", fail_how, &fail_at) != 2) fail_at = -1;
         break;
-      default: fprintf(stderr, "usage: see the header of bsp_demo.c\n"); return 2;
+      default:
+        fprintf(stderr, "usage: see the header of bsp_demo.c\n");
+        return 2;
     }
   }
   MPI_Init(&argc, &argv);
@@ -135,7 +166,10 @@ int main(int argc, char** argv) {
 
   for (int it = 0; it < iterations; ++it) {
     const double us = (double)base_us * (1 + (it % 2));
-    if (sleep_mode) sleep_us(us); else compute((long)(us * (double)units_per_us));
+    if (sleep_mode)
+      sleep_us(us);
+    else
+      compute((long)(us * (double)units_per_us));
     if (rank == delay_rank && delay_ms > 0) {
       char key[32];
       snprintf(key, sizeof key, ",%d,", it);
@@ -180,7 +214,9 @@ int main(int argc, char** argv) {
     printf("\n");
   }
   if (sub_only) MPI_Comm_free(&coll);
-  free(sendbuf); free(recvbuf); free(ckbuf);
+  free(sendbuf);
+  free(recvbuf);
+  free(ckbuf);
   MPI_Finalize();
   return 0;
 }

@@ -129,11 +129,12 @@ int main(int argc, char** argv) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0)
-    printf("send_proc_null_ns %.1f\nbarrier_ns %.1f\nsend_proc_null_cpu_ns %.1f\nbarrier_cpu_ns %.1f\n"
-           "spaced_barrier_ns %.1f\nspaced_barrier_cpu_ns %.1f\nspaced_barrier_call_ns %.1f\n"
-           "spaced_cputime_read_ns %.1f\n",
-           best_send, best_barrier, best_send_cpu, best_barrier_cpu, best_spaced, best_spaced_cpu, best_spaced_call,
-           best_cputime_read);
+    printf(
+        "send_proc_null_ns %.1f\nbarrier_ns %.1f\nsend_proc_null_cpu_ns %.1f\nbarrier_cpu_ns %.1f\n"
+        "spaced_barrier_ns %.1f\nspaced_barrier_cpu_ns %.1f\nspaced_barrier_call_ns %.1f\n"
+        "spaced_cputime_read_ns %.1f\n",
+        best_send, best_barrier, best_send_cpu, best_barrier_cpu, best_spaced, best_spaced_cpu, best_spaced_call,
+        best_cputime_read);
   MPI_Finalize();
   return 0;
 }

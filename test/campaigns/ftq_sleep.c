@@ -45,9 +45,7 @@ static uint64_t stream_start(unsigned long long seed, int rank) {
   return mix64(mix64((uint64_t)seed) + (uint64_t)rank);
 }
 
-static double uniform_open(uint64_t* state) {
-  return ((double)(next_random(state) >> 11) + 0.5) / 9007199254740992.0;
-}
+static double uniform_open(uint64_t* state) { return ((double)(next_random(state) >> 11) + 0.5) / 9007199254740992.0; }
 
 /* Box-Muller; one draw per call keeps the stream simple to reason about. */
 static double normal(uint64_t* state, double mean, double sd) {
@@ -60,7 +58,8 @@ static void sleep_us(double us) {
   struct timespec t;
   t.tv_sec = (time_t)(us / 1e6);
   t.tv_nsec = (long)((us - (double)t.tv_sec * 1e6) * 1e3);
-  while (nanosleep(&t, &t) != 0) {}
+  while (nanosleep(&t, &t) != 0) {
+  }
 }
 
 int main(int argc, char** argv) {
@@ -70,14 +69,30 @@ int main(int argc, char** argv) {
   int opt;
   while ((opt = getopt(argc, argv, "n:m:s:t:T:r:L:")) != -1) {
     switch (opt) {
-      case 'n': iterations = atoi(optarg); break;
-      case 'm': mean_us = atof(optarg); break;
-      case 's': sd_us = atof(optarg); break;
-      case 't': tail_probability = atof(optarg); break;
-      case 'T': tail_us = atof(optarg); break;
-      case 'L': log_sd = atof(optarg); break;
-      case 'r': seed = strtoull(optarg, NULL, 10); break;
-      default: fprintf(stderr, "usage: see the header of ftq_sleep.c\n"); return 2;
+      case 'n':
+        iterations = atoi(optarg);
+        break;
+      case 'm':
+        mean_us = atof(optarg);
+        break;
+      case 's':
+        sd_us = atof(optarg);
+        break;
+      case 't':
+        tail_probability = atof(optarg);
+        break;
+      case 'T':
+        tail_us = atof(optarg);
+        break;
+      case 'L':
+        log_sd = atof(optarg);
+        break;
+      case 'r':
+        seed = strtoull(optarg, NULL, 10);
+        break;
+      default:
+        fprintf(stderr, "usage: see the header of ftq_sleep.c\n");
+        return 2;
     }
   }
   MPI_Init(&argc, &argv);
@@ -86,8 +101,8 @@ int main(int argc, char** argv) {
   uint64_t state = stream_start(seed, rank);
   double global = 0.0;
   for (int it = 0; it < iterations; ++it) {
-    double us = log_sd > 0.0 ? mean_us * exp(normal(&state, -0.5 * log_sd * log_sd, log_sd))
-                             : normal(&state, mean_us, sd_us);
+    double us =
+        log_sd > 0.0 ? mean_us * exp(normal(&state, -0.5 * log_sd * log_sd, log_sd)) : normal(&state, mean_us, sd_us);
     if (tail_probability > 0.0 && uniform_open(&state) < tail_probability) us = tail_us;
     sleep_us(us);
     MPI_Allreduce(&us, &global, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);

@@ -15,7 +15,8 @@ static long long work_done = 0;
 int main(int argc, char** argv) {
   /* Registered before MPI_Init, where the profiler opens its counter source. */
   papi_handle_t library = papi_sde_init("TremorTest");
-  int registered = papi_sde_register_counter(library, "work", PAPI_SDE_RO | PAPI_SDE_DELTA, PAPI_SDE_long_long, &work_done);
+  int registered =
+      papi_sde_register_counter(library, "work", PAPI_SDE_RO | PAPI_SDE_DELTA, PAPI_SDE_long_long, &work_done);
   MPI_Init(&argc, &argv);
   if (registered != 0) {
     fprintf(stderr, "sde_bsp: papi_sde_register_counter failed (%d)\n", registered);

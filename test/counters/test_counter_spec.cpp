@@ -8,7 +8,7 @@
 
 using tremor::counters::open_counter_source;
 using tremor::counters::parse_counter_spec;
-using tremor::counters::source_kind;
+using tremor::counters::SourceKind;
 
 TEST_CASE("spec items are trimmed and empty items dropped", "[counters][spec]") {
   CHECK(parse_counter_spec("  a , ,b,,\tc  ") == std::vector<std::string>{"a", "b", "c"});
@@ -25,17 +25,28 @@ TEST_CASE("a blank spec means the default order", "[counters][spec]") {
 TEST_CASE("garbage specs fall back or open, never crash", "[counters][spec]") {
   std::string many_items;
   for (int i = 0; i < 100; ++i) many_items += "NOT_AN_EVENT_" + std::to_string(i) + ",";
-  const std::vector<std::string> specs{
-      ",,,", " , , ", ";;;", "sde:::", ":::", "perf::", "::::::::", "PAPI_TOT_INS:u=1:k=1:::",
-      std::string(5000, 'A'), std::string(2000, ','), "sde:::" + std::string(3000, 'x') + "::y",
-      "name with spaces", "\xff\xfe\x01", "PAPI_FP_INS;PAPI_TOT_INS", many_items};
+  const std::vector<std::string> specs{",,,",
+                                       " , , ",
+                                       ";;;",
+                                       "sde:::",
+                                       ":::",
+                                       "perf::",
+                                       "::::::::",
+                                       "PAPI_TOT_INS:u=1:k=1:::",
+                                       std::string(5000, 'A'),
+                                       std::string(2000, ','),
+                                       "sde:::" + std::string(3000, 'x') + "::y",
+                                       "name with spaces",
+                                       "\xff\xfe\x01",
+                                       "PAPI_FP_INS;PAPI_TOT_INS",
+                                       many_items};
   for (const std::string& spec : specs) {
     INFO("spec of " << spec.size() << " characters starting " << spec.substr(0, 40));
     const auto opened = open_counter_source(spec);
     const std::uint64_t first = opened.source.read();
     CHECK(opened.source.read() >= first);
     CHECK_FALSE(opened.source.events().empty());
-    if (opened.source.kind() == source_kind::thread_cputime) {
+    if (opened.source.kind() == SourceKind::thread_cputime) {
       CHECK_FALSE(opened.explanation.empty());
       for (const auto& rejection : opened.rejections) CHECK_FALSE(rejection.reason.empty());
     }
@@ -50,7 +61,7 @@ TEST_CASE("overlong names and overlong lists are rejected with a reason", "[coun
   std::string many_items;
   for (int i = 0; i < 40; ++i) many_items += "NOT_AN_EVENT_" + std::to_string(i) + ",";
   const auto many = open_counter_source(many_items);
-  CHECK(many.source.kind() == source_kind::thread_cputime);
+  CHECK(many.source.kind() == SourceKind::thread_cputime);
   REQUIRE(many.rejections.size() == 33);
   CHECK_THAT(many.rejections.back().reason, Catch::Contains("not tried"));
 }

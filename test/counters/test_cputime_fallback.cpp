@@ -9,9 +9,9 @@
 #include "busy_work.hpp"
 #include "tremor/counters/counter_source.hpp"
 
-using tremor::counters::counter_source;
+using tremor::counters::CounterSource;
 using tremor::counters::open_counter_source;
-using tremor::counters::source_kind;
+using tremor::counters::SourceKind;
 using tremor::counters::testing::spin_cpu;
 using namespace std::chrono_literals;
 
@@ -19,12 +19,11 @@ namespace {
 
 constexpr std::uint64_t ns_per_ms = 1'000'000;
 
-
 }  // namespace
 
 TEST_CASE("a non-existent event falls back to thread CPU time with a reason", "[counters][fallback]") {
   const auto opened = open_counter_source("PAPI_NO_SUCH_EVENT_ANYWHERE");
-  CHECK(opened.source.kind() == source_kind::thread_cputime);
+  CHECK(opened.source.kind() == SourceKind::thread_cputime);
   CHECK(opened.source.name() == "thread_cputime");
   CHECK(opened.source.unit() == "ns");
   CHECK(opened.source.events().front() == "CLOCK_THREAD_CPUTIME_ID");
@@ -37,7 +36,7 @@ TEST_CASE("a non-existent event falls back to thread CPU time with a reason", "[
 
 TEST_CASE("the default spec tries PAPI_FP_INS then PAPI_TOT_INS", "[counters][fallback]") {
   const auto opened = open_counter_source("");
-  if (opened.source.kind() == source_kind::thread_cputime) {
+  if (opened.source.kind() == SourceKind::thread_cputime) {
     // The build VM has no PMU: both presets are rejected, in order.
     REQUIRE(opened.rejections.size() == 2);
     CHECK(opened.rejections[0].event == "PAPI_FP_INS");
@@ -52,18 +51,18 @@ TEST_CASE("the default spec tries PAPI_FP_INS then PAPI_TOT_INS", "[counters][fa
 
 TEST_CASE("cputime forces the fallback and stops the list", "[counters][fallback]") {
   const auto forced = open_counter_source("cputime");
-  CHECK(forced.source.kind() == source_kind::thread_cputime);
+  CHECK(forced.source.kind() == SourceKind::thread_cputime);
   CHECK(forced.rejections.empty());
   CHECK(forced.explanation.empty());
 
   const auto in_list = open_counter_source("NOT_AN_EVENT, CPUTIME, sde:::Anything::x");
-  CHECK(in_list.source.kind() == source_kind::thread_cputime);
+  CHECK(in_list.source.kind() == SourceKind::thread_cputime);
   REQUIRE(in_list.rejections.size() == 1);
   CHECK(in_list.rejections[0].event == "NOT_AN_EVENT");
 }
 
 TEST_CASE("thread CPU time reads are monotonic", "[counters][fallback]") {
-  const counter_source source = open_counter_source(GENERATE(as<std::string>{}, "cputime", "cputime_syscall")).source;
+  const CounterSource source = open_counter_source(GENERATE(as<std::string>{}, "cputime", "cputime_syscall")).source;
   std::uint64_t previous = source.read();
   CHECK(previous > 0);
   for (int i = 0; i < 10000; ++i) {
@@ -74,7 +73,7 @@ TEST_CASE("thread CPU time reads are monotonic", "[counters][fallback]") {
 }
 
 TEST_CASE("thread CPU time tracks busy time, not sleep", "[counters][fallback]") {
-  const counter_source source = open_counter_source(GENERATE(as<std::string>{}, "cputime", "cputime_syscall")).source;
+  const CounterSource source = open_counter_source(GENERATE(as<std::string>{}, "cputime", "cputime_syscall")).source;
   const std::uint64_t before_busy = source.read();
   spin_cpu(20 * ns_per_ms);
   const std::uint64_t busy_delta = source.read() - before_busy;
@@ -87,7 +86,7 @@ TEST_CASE("thread CPU time tracks busy time, not sleep", "[counters][fallback]")
 }
 
 TEST_CASE("each thread reads its own CPU time", "[counters][fallback][threads]") {
-  const counter_source source = open_counter_source(GENERATE(as<std::string>{}, "cputime", "cputime_syscall")).source;
+  const CounterSource source = open_counter_source(GENERATE(as<std::string>{}, "cputime", "cputime_syscall")).source;
   std::uint64_t busy_delta = 0;
   std::uint64_t sleeper_delta = 0;
   const std::uint64_t main_before = source.read();

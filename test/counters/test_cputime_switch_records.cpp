@@ -14,9 +14,9 @@
 #include "tremor/counters/counter_source.hpp"
 
 using tremor::counters::clock_read_period_ns;
-using tremor::counters::counter_source;
+using tremor::counters::CounterSource;
 using tremor::counters::open_counter_source;
-using tremor::counters::source_kind;
+using tremor::counters::SourceKind;
 using tremor::counters::switch_record_clock_reads;
 using tremor::counters::detail::read_thread_cputime_ns;
 using namespace std::chrono_literals;
@@ -24,7 +24,7 @@ using namespace tremor::counters::testing;
 
 namespace {
 
-counter_source assisted_source() {
+CounterSource assisted_source() {
   const auto opened = open_counter_source("cputime");
   INFO(opened.switch_records_note);
   REQUIRE(opened.source.uses_switch_records());
@@ -48,7 +48,7 @@ void compute_past_period() {
 
 TEST_CASE("the CPU-time fallback uses context-switch records unless told not to", "[counters][cputime]") {
   const auto automatic = open_counter_source("NOT_AN_EVENT");
-  CHECK(automatic.source.kind() == source_kind::thread_cputime);
+  CHECK(automatic.source.kind() == SourceKind::thread_cputime);
   CHECK(automatic.source.events().front() == "CLOCK_THREAD_CPUTIME_ID");
   if (perf_refuses()) {
     CHECK_FALSE(automatic.source.uses_switch_records());
@@ -60,13 +60,13 @@ TEST_CASE("the CPU-time fallback uses context-switch records unless told not to"
   }
 
   const auto oversubscribed = open_counter_source("cputime", {.switch_records = false});
-  CHECK(oversubscribed.source.kind() == source_kind::thread_cputime);
+  CHECK(oversubscribed.source.kind() == SourceKind::thread_cputime);
   CHECK_FALSE(oversubscribed.source.uses_switch_records());
   CHECK(oversubscribed.source.events() == std::vector<std::string>{"CLOCK_THREAD_CPUTIME_ID"});
   CHECK_THAT(oversubscribed.switch_records_note, Catch::Contains("more ranks than CPUs"));
 
   const auto syscall = open_counter_source("NOT_AN_EVENT, cputime_syscall, oncpu");
-  CHECK(syscall.source.kind() == source_kind::thread_cputime);
+  CHECK(syscall.source.kind() == SourceKind::thread_cputime);
   CHECK_FALSE(syscall.source.uses_switch_records());
   CHECK(syscall.switch_records_note.empty());
   REQUIRE(syscall.rejections.size() == 1);
@@ -75,7 +75,7 @@ TEST_CASE("the CPU-time fallback uses context-switch records unless told not to"
 
 TEST_CASE("the clock is read once per period of reads, and no less often", "[counters][cputime]") {
   if (perf_refuses()) return;
-  const counter_source source = assisted_source();
+  const CounterSource source = assisted_source();
   (void)source.read();
   outlast_period();
 
@@ -100,7 +100,7 @@ TEST_CASE("the clock is read once per period of reads, and no less often", "[cou
 
 TEST_CASE("a read after the period is the kernel's thread clock", "[counters][cputime]") {
   if (perf_refuses()) return;
-  const counter_source source = assisted_source();
+  const CounterSource source = assisted_source();
   (void)source.read();
   compute_past_period();
   const std::uint64_t a0 = source.read();
@@ -118,7 +118,7 @@ TEST_CASE("a read after the period is the kernel's thread clock", "[counters][cp
 
 TEST_CASE("threads sharing a core read their own CPU time within a period", "[counters][cputime][threads]") {
   if (perf_refuses()) return;
-  const counter_source source = assisted_source();
+  const CounterSource source = assisted_source();
   const int cpu = first_allowed_cpu();
   struct measured {
     std::uint64_t source = 0, clock = 0, wall = 0;

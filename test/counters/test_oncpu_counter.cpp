@@ -17,9 +17,9 @@
 #include "switch_record_testing.hpp"
 #include "tremor/counters/counter_source.hpp"
 
-using tremor::counters::counter_source;
+using tremor::counters::CounterSource;
 using tremor::counters::open_counter_source;
-using tremor::counters::source_kind;
+using tremor::counters::SourceKind;
 using tremor::counters::detail::read_thread_cputime_ns;
 using namespace std::chrono_literals;
 using namespace tremor::counters::testing;
@@ -28,10 +28,10 @@ namespace {
 
 constexpr std::uint64_t ns_per_ms = 1'000'000;
 
-counter_source oncpu_source() {
+CounterSource oncpu_source() {
   const auto opened = open_counter_source("oncpu");
   INFO(opened.explanation);
-  REQUIRE(opened.source.kind() == source_kind::thread_oncpu);
+  REQUIRE(opened.source.kind() == SourceKind::thread_oncpu);
   return opened.source;
 }
 
@@ -65,7 +65,7 @@ struct deltas {
 
 // Runs `body` on two threads pinned to the same CPU; each measures itself.
 template <typename Body>
-std::pair<deltas, deltas> on_one_cpu(const counter_source& source, Body body) {
+std::pair<deltas, deltas> on_one_cpu(const CounterSource& source, Body body) {
   const int cpu = first_allowed_cpu();
   deltas a;
   deltas b;
@@ -92,10 +92,11 @@ std::pair<deltas, deltas> on_one_cpu(const counter_source& source, Body body) {
 // Steal time widens the upper bound only, by a tick more than was reported
 // (/proc/stat counts whole ticks).
 void check_agrees(const deltas& d) {
-  INFO("oncpu " << d.oncpu << " ns, CLOCK_THREAD_CPUTIME_ID " << d.cputime << " ns, wall " << d.wall
-                << " ns, steal " << d.steal << " ns");
+  INFO("oncpu " << d.oncpu << " ns, CLOCK_THREAD_CPUTIME_ID " << d.cputime << " ns, wall " << d.wall << " ns, steal "
+                << d.steal << " ns");
   const double tolerance = 0.03 * static_cast<double>(d.cputime) + 2.0 * ns_per_ms;
-  const double steal = d.steal == 0 ? 0.0 : static_cast<double>(d.steal) + 1e9 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  const double steal =
+      d.steal == 0 ? 0.0 : static_cast<double>(d.steal) + 1e9 / static_cast<double>(sysconf(_SC_CLK_TCK));
   CHECK(static_cast<double>(d.oncpu) >= static_cast<double>(d.cputime) - tolerance);
   CHECK(static_cast<double>(d.oncpu) <= static_cast<double>(d.cputime) + tolerance + steal);
 }
@@ -105,13 +106,13 @@ void check_agrees(const deltas& d) {
 TEST_CASE("oncpu is chosen when asked for, or refused with perf's reason", "[counters][oncpu]") {
   const auto opened = open_counter_source("oncpu");
   if (tremor::counters::detail::probe_oncpu_source().empty()) {
-    CHECK(opened.source.kind() == source_kind::thread_oncpu);
+    CHECK(opened.source.kind() == SourceKind::thread_oncpu);
     CHECK(opened.source.name() == "thread_oncpu");
     CHECK(opened.source.unit() == "ns");
     CHECK(opened.rejections.empty());
     CHECK(opened.explanation.empty());
   } else {
-    CHECK(opened.source.kind() == source_kind::thread_cputime);
+    CHECK(opened.source.kind() == SourceKind::thread_cputime);
     REQUIRE(opened.rejections.size() == 1);
     CHECK_THAT(opened.rejections[0].reason, Catch::StartsWith("perf_event_open: "));
   }
@@ -119,7 +120,7 @@ TEST_CASE("oncpu is chosen when asked for, or refused with perf's reason", "[cou
 
 TEST_CASE("oncpu tracks busy time and not sleep, like the thread CPU clock", "[counters][oncpu]") {
   if (perf_refuses()) return;
-  const counter_source source = oncpu_source();
+  const CounterSource source = oncpu_source();
   (void)source.read();
   std::uint64_t o0 = source.read();
   std::uint64_t c0 = read_thread_cputime_ns();
@@ -140,7 +141,7 @@ TEST_CASE("oncpu tracks busy time and not sleep, like the thread CPU clock", "[c
 
 TEST_CASE("oncpu leaves out the time a thread sharing the core ran", "[counters][oncpu][threads]") {
   if (perf_refuses()) return;
-  const counter_source source = oncpu_source();
+  const CounterSource source = oncpu_source();
   // Both spin for 300 ms of wall time on one CPU: each gets about half.
   const auto [a, b] = on_one_cpu(source, [] {
     const std::uint64_t end = wall_ns() + 300 * ns_per_ms;
@@ -156,7 +157,7 @@ TEST_CASE("oncpu leaves out the time a thread sharing the core ran", "[counters]
 
 TEST_CASE("a full buffer re-anchors on the thread CPU clock", "[counters][oncpu][threads]") {
   if (perf_refuses()) return;
-  const counter_source source = oncpu_source();
+  const CounterSource source = oncpu_source();
   const std::uint64_t before = tremor::counters::oncpu_resynchronisations();
   // 8 pages hold 2048 switch records; each yield to the other thread adds two.
   const auto [a, b] = on_one_cpu(source, [] {
@@ -169,7 +170,7 @@ TEST_CASE("a full buffer re-anchors on the thread CPU clock", "[counters][oncpu]
 
 TEST_CASE("oncpu reads stay monotonic", "[counters][oncpu]") {
   if (perf_refuses()) return;
-  const counter_source source = oncpu_source();
+  const CounterSource source = oncpu_source();
   std::uint64_t previous = source.read();
   for (int i = 0; i < 200000; ++i) {
     const std::uint64_t now = source.read();
@@ -180,7 +181,7 @@ TEST_CASE("oncpu reads stay monotonic", "[counters][oncpu]") {
 
 TEST_CASE("a forked child measures itself, not the parent's thread", "[counters][oncpu]") {
   if (perf_refuses()) return;
-  const counter_source source = oncpu_source();
+  const CounterSource source = oncpu_source();
   (void)source.read();
   const pid_t child = fork();
   REQUIRE(child >= 0);
@@ -195,7 +196,8 @@ TEST_CASE("a forked child measures itself, not the parent's thread", "[counters]
     const std::uint64_t oncpu = source.read() - o0;
     const std::uint64_t cputime = read_thread_cputime_ns() - c0;
     const std::uint64_t steal = steal_ns(-1) - s0;
-    const std::uint64_t steal_slack = steal == 0 ? 0 : steal + 1'000'000'000U / static_cast<std::uint64_t>(sysconf(_SC_CLK_TCK));
+    const std::uint64_t steal_slack =
+        steal == 0 ? 0 : steal + 1'000'000'000U / static_cast<std::uint64_t>(sysconf(_SC_CLK_TCK));
     const bool agrees = oncpu + 3 * ns_per_ms >= cputime && oncpu <= cputime + 3 * ns_per_ms + steal_slack;
     _exit(agrees ? 0 : 1);
   }
@@ -207,11 +209,11 @@ TEST_CASE("a forked child measures itself, not the parent's thread", "[counters]
 }
 
 TEST_CASE("oncpu is never the automatic fallback, and in a list it stops the list", "[counters][oncpu]") {
-  CHECK(open_counter_source("NOT_AN_EVENT").source.kind() == source_kind::thread_cputime);
-  CHECK(open_counter_source("").source.kind() != source_kind::thread_oncpu);
+  CHECK(open_counter_source("NOT_AN_EVENT").source.kind() == SourceKind::thread_cputime);
+  CHECK(open_counter_source("").source.kind() != SourceKind::thread_oncpu);
   if (perf_refuses()) return;
   const auto listed = open_counter_source("NOT_AN_EVENT, ONCPU, cputime");
-  CHECK(listed.source.kind() == source_kind::thread_oncpu);
+  CHECK(listed.source.kind() == SourceKind::thread_oncpu);
   REQUIRE(listed.rejections.size() == 1);
   CHECK(listed.rejections[0].event == "NOT_AN_EVENT");
 }

@@ -14,9 +14,9 @@
 #include "busy_work.hpp"
 #include "tremor/counters/counter_source.hpp"
 
-using tremor::counters::counter_source;
+using tremor::counters::CounterSource;
 using tremor::counters::open_counter_source;
-using tremor::counters::source_kind;
+using tremor::counters::SourceKind;
 using tremor::counters::testing::spin_cpu;
 using namespace std::chrono_literals;
 
@@ -39,13 +39,12 @@ void register_test_counters() {
 constexpr const char* work_event = "sde:::TremorCountersTest::work";
 constexpr const char* other_event = "sde:::TremorCountersTest::other";
 
-
 }  // namespace
 
 TEST_CASE("an SDE counter is read back with exact deltas", "[counters][papi][sde]") {
   register_test_counters();
   const auto opened = open_counter_source(work_event);
-  REQUIRE(opened.source.kind() == source_kind::papi);
+  REQUIRE(opened.source.kind() == SourceKind::papi);
   CHECK(opened.source.name() == "papi");
   CHECK(opened.source.events() == std::vector<std::string>{work_event});
   CHECK_FALSE(opened.source.unit().empty());
@@ -64,7 +63,7 @@ TEST_CASE("an SDE counter is read back with exact deltas", "[counters][papi][sde
 TEST_CASE("events are tried in order and the first usable one wins", "[counters][papi][sde]") {
   register_test_counters();
   const auto opened = open_counter_source(std::string("PAPI_NO_SUCH_EVENT, ") + other_event + "," + work_event);
-  REQUIRE(opened.source.kind() == source_kind::papi);
+  REQUIRE(opened.source.kind() == SourceKind::papi);
   CHECK(opened.source.events() == std::vector<std::string>{other_event});
   REQUIRE(opened.rejections.size() == 1);
   CHECK(opened.rejections[0].event == "PAPI_NO_SUCH_EVENT");
@@ -78,8 +77,8 @@ TEST_CASE("events are tried in order and the first usable one wins", "[counters]
 
 TEST_CASE("threads build their own event sets lazily and concurrently", "[counters][papi][sde][threads]") {
   register_test_counters();
-  const counter_source source = open_counter_source(work_event).source;
-  REQUIRE(source.kind() == source_kind::papi);
+  const CounterSource source = open_counter_source(work_event).source;
+  REQUIRE(source.kind() == SourceKind::papi);
   constexpr int thread_count = 4;
   std::latch first_reads_done(thread_count + 1);
   std::latch counter_advanced(1);
@@ -103,10 +102,10 @@ TEST_CASE("threads build their own event sets lazily and concurrently", "[counte
 
 TEST_CASE("switching sources on a thread keeps its reads monotonic", "[counters][papi][sde]") {
   register_test_counters();
-  const counter_source work = open_counter_source(work_event).source;
-  const counter_source other = open_counter_source(other_event).source;
-  REQUIRE(work.kind() == source_kind::papi);
-  REQUIRE(other.kind() == source_kind::papi);
+  const CounterSource work = open_counter_source(work_event).source;
+  const CounterSource other = open_counter_source(other_event).source;
+  REQUIRE(work.kind() == SourceKind::papi);
+  REQUIRE(other.kind() == SourceKind::papi);
   work_counter += 10;
   const std::uint64_t first = work.read();
   const std::uint64_t second = other.read();  // rebuilds this thread's event set
@@ -120,11 +119,11 @@ TEST_CASE("switching sources on a thread keeps its reads monotonic", "[counters]
 
 TEST_CASE("a perf_event software event counts per thread where it starts", "[counters][papi][threads]") {
   const auto opened = open_counter_source("perf::TASK-CLOCK");
-  if (opened.source.kind() != source_kind::papi) {
+  if (opened.source.kind() != SourceKind::papi) {
     WARN("perf::TASK-CLOCK unusable here: " << opened.explanation);
     return;
   }
-  const counter_source& source = opened.source;
+  const CounterSource& source = opened.source;
   std::uint64_t busy_delta = 0;
   std::uint64_t sleeper_delta = 0;
   std::thread busy([&] {

@@ -111,7 +111,7 @@ static void bottom_with_struct(void) {
   REQUIRE(received == 1 && ints[2] == peer && doubles[1] == peer);
   expect_p2p(SEND_BLOCKING, RECV_BLOCKING, bytes);
   CHECK_MPI(MPI_Bcast(MPI_BOTTOM, 1, absolute, 0, MPI_COMM_WORLD));
-  REQUIRE(ints[2] == 1 && doubles[1] == 1);  /* rank 0 holds rank 1's values */
+  REQUIRE(ints[2] == 1 && doubles[1] == 1); /* rank 0 holds rank 1's values */
   expect_add(COLL_ONE_TO_ALL, 1);
   expect_add(rank == 0 ? BYTES_SENT : BYTES_RECEIVED, bytes);
   CHECK_MPI(MPI_Type_free(&absolute));
@@ -252,13 +252,12 @@ static void request_arrays(void) {
       }
       REQUIRE(done == 2);
     } else {
-      for (outcount = 0; outcount != MPI_UNDEFINED;)
-        CHECK_MPI(MPI_Waitsome(4, requests, &outcount, indices, statuses));
+      for (outcount = 0; outcount != MPI_UNDEFINED;) CHECK_MPI(MPI_Waitsome(4, requests, &outcount, indices, statuses));
     }
     REQUIRE(requests[0] == MPI_REQUEST_NULL && requests[2] == MPI_REQUEST_NULL);
     REQUIRE(in[7] == peer + method);
   }
-  CHECK_MPI(MPI_Waitall(4, requests, MPI_STATUSES_IGNORE));  /* all null: returns at once */
+  CHECK_MPI(MPI_Waitall(4, requests, MPI_STATUSES_IGNORE)); /* all null: returns at once */
   close_with_barrier();
 }
 

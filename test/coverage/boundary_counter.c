@@ -45,47 +45,51 @@ static void counted(int rc, MPI_Comm comm) {
 }
 
 /* Defines MPI_name and PMPI_name with one body that forwards to the next PMPI_name. */
-#define COUNTED(name, params, args, comm)                                     \
-  typedef int (*name##_fn) params;                                            \
-  static int counted_##name params {                                          \
-    static name##_fn next;                                                    \
-    if (next == NULL) {                                                       \
-      void* const symbol = next_symbol("PMPI_" #name);                        \
+#define COUNTED(name, params, args, comm)                                          \
+  typedef int(*name##_fn) params;                                                  \
+  static int counted_##name params {                                               \
+    static name##_fn next;                                                         \
+    if (next == NULL) {                                                            \
+      void* const symbol = next_symbol("PMPI_" #name);                             \
       memcpy(&next, &symbol, sizeof next); /* ISO C: no object-to-function cast */ \
-    }                                                                         \
-    ++depth;                                                                  \
-    const int rc = next args;                                                 \
-    --depth;                                                                  \
-    counted(rc, comm);                                                        \
-    return rc;                                                                \
-  }                                                                           \
-  EXPORT int MPI_##name params { return counted_##name args; }                \
+    }                                                                              \
+    ++depth;                                                                       \
+    const int rc = next args;                                                      \
+    --depth;                                                                       \
+    counted(rc, comm);                                                             \
+    return rc;                                                                     \
+  }                                                                                \
+  EXPORT int MPI_##name params { return counted_##name args; }                     \
   EXPORT int PMPI_##name params { return counted_##name args; }
 
 COUNTED(Barrier, (MPI_Comm comm), (comm), comm)
 COUNTED(Allreduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
         (sendbuf, recvbuf, count, datatype, op, comm), comm)
-COUNTED(Allgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                    MPI_Datatype recvtype, MPI_Comm comm),
+COUNTED(Allgather,
+        (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+         MPI_Comm comm),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), comm)
-COUNTED(Allgatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                     const int displs[], MPI_Datatype recvtype, MPI_Comm comm),
+COUNTED(Allgatherv,
+        (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+         const int displs[], MPI_Datatype recvtype, MPI_Comm comm),
         (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm), comm)
-COUNTED(Alltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                   MPI_Datatype recvtype, MPI_Comm comm),
+COUNTED(Alltoall,
+        (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+         MPI_Comm comm),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), comm)
-COUNTED(Alltoallv, (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                    void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
+COUNTED(Alltoallv,
+        (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+         const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
         (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm), comm)
-COUNTED(Alltoallw, (const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
-                    void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
-                    MPI_Comm comm),
+COUNTED(Alltoallw,
+        (const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+         void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm),
         (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm), comm)
-COUNTED(Reduce_scatter, (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
-                         MPI_Comm comm),
+COUNTED(Reduce_scatter,
+        (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
         (sendbuf, recvbuf, recvcounts, datatype, op, comm), comm)
-COUNTED(Reduce_scatter_block, (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
-                               MPI_Comm comm),
+COUNTED(Reduce_scatter_block,
+        (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
         (sendbuf, recvbuf, recvcount, datatype, op, comm), comm)
 
 typedef int (*finalize_fn)(void);

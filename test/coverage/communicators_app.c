@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   expect_add(COLL_ALL_TO_ALL, 1);
   CHECK_MPI(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, lower_half ? size / 2 : 0, 7, &inter));
   CHECK_MPI(MPI_Allreduce(pair, pair_sum, 2, MPI_INT, MPI_SUM, inter));
-  REQUIRE(pair_sum[0] == (lower_half ? size - size / 2 : size / 2));  /* the other group's sum */
+  REQUIRE(pair_sum[0] == (lower_half ? size - size / 2 : size / 2)); /* the other group's sum */
   expect_add(COLL_ALL_TO_ALL, 1);
   expect_add(BYTES_SENT, 2 * sizeof(int));
   expect_add(BYTES_RECEIVED, 2 * sizeof(int));

@@ -20,13 +20,20 @@
 #endif
 
 enum expect_feature {
-  SEND_BLOCKING, SEND_NONBLOCKING, RECV_BLOCKING, RECV_NONBLOCKING,
-  COLL_ONE_TO_ALL, COLL_ALL_TO_ONE, COLL_ALL_TO_ALL, BYTES_SENT, BYTES_RECEIVED,
+  SEND_BLOCKING,
+  SEND_NONBLOCKING,
+  RECV_BLOCKING,
+  RECV_NONBLOCKING,
+  COLL_ONE_TO_ALL,
+  COLL_ALL_TO_ONE,
+  COLL_ALL_TO_ALL,
+  BYTES_SENT,
+  BYTES_RECEIVED,
   EXPECT_FEATURES
 };
 static const char* const expect_feature_names[EXPECT_FEATURES] = {
-  "p2p_send_blocking", "p2p_send_nonblocking", "p2p_recv_blocking", "p2p_recv_nonblocking",
-  "coll_one_to_all", "coll_all_to_one", "coll_all_to_all", "bytes_sent", "bytes_received"};
+    "p2p_send_blocking", "p2p_send_nonblocking", "p2p_recv_blocking", "p2p_recv_nonblocking", "coll_one_to_all",
+    "coll_all_to_one",   "coll_all_to_all",      "bytes_sent",        "bytes_received"};
 
 enum { EXPECT_MAX_SEGMENTS = 64 };
 struct expect_segment {
@@ -84,20 +91,20 @@ static inline void expect_write(int world_rank) {
 }
 
 /* A failed MPI call or a wrong result is a test failure, never ignored. */
-#define CHECK_MPI(call)                                                       \
-  do {                                                                        \
-    int check_rc_ = (call);                                                   \
-    if (check_rc_ != MPI_SUCCESS) {                                           \
+#define CHECK_MPI(call)                                                                 \
+  do {                                                                                  \
+    int check_rc_ = (call);                                                             \
+    if (check_rc_ != MPI_SUCCESS) {                                                     \
       fprintf(stderr, "%s:%d: %s failed (%d)\n", __FILE__, __LINE__, #call, check_rc_); \
-      MPI_Abort(MPI_COMM_WORLD, 2);                                           \
-    }                                                                         \
+      MPI_Abort(MPI_COMM_WORLD, 2);                                                     \
+    }                                                                                   \
   } while (0)
-#define REQUIRE(condition)                                                    \
-  do {                                                                        \
-    if (!(condition)) {                                                       \
+#define REQUIRE(condition)                                                     \
+  do {                                                                         \
+    if (!(condition)) {                                                        \
       fprintf(stderr, "%s:%d: %s is false\n", __FILE__, __LINE__, #condition); \
-      MPI_Abort(MPI_COMM_WORLD, 2);                                           \
-    }                                                                         \
+      MPI_Abort(MPI_COMM_WORLD, 2);                                            \
+    }                                                                          \
   } while (0)
 
 #endif

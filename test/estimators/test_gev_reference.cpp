@@ -106,8 +106,7 @@ void check_pwm_case(const nlohmann::json& sample_json, const nlohmann::json& exp
   CHECK(close(refined.params.loc, exact["xi"], kFitTolerance));
 }
 
-void check_mom_case(const nlohmann::json& sample_json, const nlohmann::json& expected,
-                    est::SkewnessKind skewness) {
+void check_mom_case(const nlohmann::json& sample_json, const nlohmann::json& expected, est::SkewnessKind skewness) {
   const std::vector<double> sample = sample_json.get<std::vector<double>>();
   const est::GevFit fit = est::fit_mom(sample, {.skewness = skewness});
   CHECK(close(fit.mom.mean, expected["mean"], kClosedFormTolerance));
@@ -118,8 +117,7 @@ void check_mom_case(const nlohmann::json& sample_json, const nlohmann::json& exp
   CHECK(close(fit.params.loc, expected["xi"], kFitTolerance));
 }
 
-void check_projections(const est::GevFit& fit, const std::vector<int>& ms,
-                       const nlohmann::json& expected) {
+void check_projections(const est::GevFit& fit, const std::vector<int>& ms, const nlohmann::json& expected) {
   for (std::size_t i = 0; i < ms.size(); ++i) {
     const est::Projection projection = est::project_maximum(fit, ms[i]);
     CHECK(projection.valid);
@@ -143,8 +141,8 @@ TEST_CASE("PWM and MOM fits, EMMA and validity match vectors_gev_fits", "[gev][f
       check_projections(pwm, ms, c["emma"]["pwm"]);
       check_projections(mom, ms, c["emma"]["mom"]);
       for (std::size_t i = 0; i < ms.size(); ++i) {
-        CHECK(close(est::exact_expected_maximum(pwm.params, ms[i]),
-                    c["emma"]["pwm_exact_gev_mean_max"][i], kFitTolerance));
+        CHECK(close(est::exact_expected_maximum(pwm.params, ms[i]), c["emma"]["pwm_exact_gev_mean_max"][i],
+                    kFitTolerance));
       }
       for (const auto& [name, fit] : {std::pair{"pwm", pwm}, std::pair{"mom", mom}}) {
         const auto& validity = c["validity"][name];

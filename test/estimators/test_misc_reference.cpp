@@ -55,8 +55,8 @@ TEST_CASE("4·MAD interference matches vectors_mad", "[interference][reference]"
         CHECK(close(result.impact[i], c["impact"][i], kClosedFormTolerance, 1e-12));
       }
       CHECK(close(result.total_impact, c["total_impact"], kClosedFormTolerance, 1e-12));
-      CHECK(close(est::run_interference_percent(result.total_impact, c["total_run_time"]),
-                  c["interference_percent"], kClosedFormTolerance, 1e-12));
+      CHECK(close(est::run_interference_percent(result.total_impact, c["total_run_time"]), c["interference_percent"],
+                  kClosedFormTolerance, 1e-12));
     }
   }
   CHECK(est::run_interference_percent(1.0, 0.0) == 0.0);
@@ -122,8 +122,7 @@ TEST_CASE("maxima bootstrap: index rule, replay and exact law", "[bootstrap][ref
     expected_from_law += sorted[j] * (cdf[j].get<double>() - previous);
     previous = cdf[j];
   }
-  CHECK(close(est::empirical_expected_maximum(sorted, static_cast<double>(sorted.size())),
-              expected_from_law, 1e-12));
+  CHECK(close(est::empirical_expected_maximum(sorted, static_cast<double>(sorted.size())), expected_from_law, 1e-12));
 
   const std::vector<std::size_t> out_of_range(sample.size(), sample.size());
   CHECK(est::bootstrap_sample_maximum_replay(sample, out_of_range, 0.95).degenerate);

@@ -187,8 +187,8 @@ TEST_CASE("parametric and non-parametric projections", "[bootstrap]") {
   const auto b = est::parametric_projection(sample, factors, est::FitMethod::pwm, {300, 0.95}, engine_b);
   REQUIRE(a.size() == 3);
   for (std::size_t f = 0; f < a.size(); ++f) {
-    CHECK(a[f].replicas.median == b[f].replicas.median);   // same seed, same answer
-    CHECK(a[f].replicas_used == 300);   // failed fits take the fallback, never drop out
+    CHECK(a[f].replicas.median == b[f].replicas.median);  // same seed, same answer
+    CHECK(a[f].replicas_used == 300);                     // failed fits take the fallback, never drop out
     CHECK(a[f].replicas.ci_low <= a[f].point);
     CHECK(a[f].point <= a[f].replicas.ci_high);
     if (f > 0) CHECK(a[f].replicas.median > a[f - 1].replicas.median);
@@ -251,7 +251,7 @@ TEST_CASE("parametric bootstrap keeps the replicas whose fit an isolated extreme
   const auto pwm = est::parametric_projection(sample, factors, est::FitMethod::pwm, {400, 0.95}, engine);
   REQUIRE(pwm.size() == 1);
   CHECK(pwm[0].replicas_used == 400);
-  CHECK(pwm[0].replicas_failed > 100);   // replicas that needed the fallback
+  CHECK(pwm[0].replicas_failed > 100);  // replicas that needed the fallback
   CHECK(pwm[0].replicas_failed < 400);
   std::vector<double> sorted = sample;
   std::sort(sorted.begin(), sorted.end());
@@ -273,8 +273,8 @@ TEST_CASE("samples near the double range give unusable fits, never exceptions", 
   const std::vector<double> extreme{1e307, 3.25, 3.25, 1e308, 1e308};
   est::PwmOptions newton;
   newton.refine_by_newton = true;
-  for (const est::GevFit& fit : {est::fit_pwm(extreme, est::PwmOptions{}), est::fit_pwm(extreme, newton),
-                                 est::fit_mom(extreme)}) {
+  for (const est::GevFit& fit :
+       {est::fit_pwm(extreme, est::PwmOptions{}), est::fit_pwm(extreme, newton), est::fit_mom(extreme)}) {
     if (fit.usable()) {
       CHECK(std::isfinite(fit.params.loc));
       CHECK(std::isfinite(fit.params.scale));
@@ -283,5 +283,6 @@ TEST_CASE("samples near the double range give unusable fits, never exceptions", 
   }
   std::mt19937_64 engine(1);
   const std::vector<double> scales{2.0, 1000.0};
-  CHECK_NOTHROW(est::parametric_projection(extreme, scales, est::FitMethod::pwm, est::BootstrapOptions{4, 0.9}, engine));
+  CHECK_NOTHROW(
+      est::parametric_projection(extreme, scales, est::FitMethod::pwm, est::BootstrapOptions{4, 0.9}, engine));
 }

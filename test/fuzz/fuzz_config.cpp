@@ -24,7 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return std::nullopt;
   });
   std::size_t rendered = 0;
-  for (const auto& [name, value] : tremor::effective_configuration(result.config)) rendered += name.size() + value.size();
+  for (const auto& [name, value] : tremor::effective_configuration(result.config))
+    rendered += name.size() + value.size();
   for (const std::string& message : result.messages) rendered += message.size();
   std::filesystem::remove(path);
   if (rendered == 0) std::abort();  // every setting is always rendered

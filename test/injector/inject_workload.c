@@ -68,8 +68,7 @@ static int run_mixed(int rank, int size, int iterations, const char* dir) {
   for (int i = 0; i < iterations; ++i) {
     int sent = rank * 1000 + i;
     int received = 0;
-    MPI_Sendrecv(&sent, 1, MPI_INT, partner, 7, &received, 1, MPI_INT, partner, 7, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
+    MPI_Sendrecv(&sent, 1, MPI_INT, partner, 7, &received, 1, MPI_INT, partner, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     long local = sent + received;
     long total = 0;
     MPI_Allreduce(&local, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -153,7 +152,9 @@ int main(int argc, char** argv) {
       MPI_Barrier(MPI_COMM_WORLD);
     }
   } else {
-    if (rank == 0) fprintf(stderr, "usage: %s mixed N DIR [EXIT] | barrier N | independent N | window N SLEEP_MS | threads N\n", argv[0]);
+    if (rank == 0)
+      fprintf(stderr, "usage: %s mixed N DIR [EXIT] | barrier N | independent N | window N SLEEP_MS | threads N\n",
+              argv[0]);
     exit_code = 2;
   }
   MPI_Finalize();

@@ -107,9 +107,9 @@ TEST_CASE("time window") {
 
 TEST_CASE("every bad value is named in the one message") {
   const std::map<std::string, std::string> bad_values{
-      {"TREMOR_INJECT_MEAN_US", "fast"}, {"TREMOR_INJECT_SD_US", "-5"},     {"TREMOR_INJECT_PROBABILITY", "1.5"},
-      {"TREMOR_INJECT_CALLS", "p2p,disk"}, {"TREMOR_INJECT_RANKS", "3-1"}, {"TREMOR_INJECT_SEED", "-1"},
-      {"TREMOR_INJECT_MODE", "nap"},      {"TREMOR_INJECT_AFTER_S", "soon"}, {"TREMOR_INJECT_FOR_S", "0"}};
+      {"TREMOR_INJECT_MEAN_US", "fast"},   {"TREMOR_INJECT_SD_US", "-5"},     {"TREMOR_INJECT_PROBABILITY", "1.5"},
+      {"TREMOR_INJECT_CALLS", "p2p,disk"}, {"TREMOR_INJECT_RANKS", "3-1"},    {"TREMOR_INJECT_SEED", "-1"},
+      {"TREMOR_INJECT_MODE", "nap"},       {"TREMOR_INJECT_AFTER_S", "soon"}, {"TREMOR_INJECT_FOR_S", "0"}};
   for (const auto& [name, value] : bad_values) {
     INFO(name << "=" << value);
     g_environment = {{"TREMOR_INJECT_MEAN_US", "100"}};

@@ -114,8 +114,7 @@ inline NaiveProgramMerge naive_program_merge(const std::vector<BinTable>& per_ra
 inline bool same_bins(const BinTable& a, const BinTable& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].sum != b[i].sum || a[i].count != b[i].count || a[i].min != b[i].min || a[i].max != b[i].max)
-      return false;
+    if (a[i].sum != b[i].sum || a[i].count != b[i].count || a[i].min != b[i].min || a[i].max != b[i].max) return false;
   return true;
 }
 

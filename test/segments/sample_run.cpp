@@ -24,8 +24,8 @@ RunData sample_run(std::size_t world_size, std::size_t segments) {
   meta.call_names = {"MPI_Barrier", "MPI_Allreduce", "MPI_Finalize"};
 
   for (std::size_t r = 0; r < world_size; ++r)
-    run.ranks.push_back({static_cast<std::int32_t>(r), "node" + std::to_string(r / 2),
-                         static_cast<std::int32_t>(r / 2), static_cast<std::int32_t>(r % 2)});
+    run.ranks.push_back({static_cast<std::int32_t>(r), "node" + std::to_string(r / 2), static_cast<std::int32_t>(r / 2),
+                         static_cast<std::int32_t>(r % 2)});
   for (std::size_t m = 0; m < kQuantizedCount; ++m)
     for (std::size_t b = 0; b < 4 + m; ++b) {
       const double base = 0.001 * static_cast<double>((b + 1) * (m + 1));

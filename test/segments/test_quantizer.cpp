@@ -106,8 +106,7 @@ TEST_CASE("Fast quantizer equals the naive one bit for bit, across id renumberin
   }
 }
 
-TEST_CASE("A million inserts keep count exact, sum within its rounding bound, values inside their bin",
-          "[quantizer]") {
+TEST_CASE("A million inserts keep count exact, sum within its rounding bound, values inside their bin", "[quantizer]") {
   constexpr std::size_t n = 1'000'000;
   std::mt19937_64 engine(2024);
   std::lognormal_distribution<double> draw(-6.0, 2.0);

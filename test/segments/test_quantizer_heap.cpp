@@ -51,14 +51,18 @@ TEST_CASE("Gap heap gives exactly the full scan's bins, ids and tie-breaking", "
   const std::vector<std::pair<const char*, Stream>> streams{
       {"log-normal", [](std::mt19937_64& e, std::size_t) { return std::lognormal_distribution<double>(-7, 1)(e); }},
       {"small integers (equal gaps)",
-       [](std::mt19937_64& e, std::size_t) { return static_cast<double>(std::uniform_int_distribution<int>(0, 600)(e)); }},
+       [](std::mt19937_64& e, std::size_t) {
+         return static_cast<double>(std::uniform_int_distribution<int>(0, 600)(e));
+       }},
       {"arithmetic progression, shuffled tails",
        [](std::mt19937_64& e, std::size_t i) {
-         return i % 2 ? 0.25 * static_cast<double>(i) : 0.25 * static_cast<double>(std::uniform_int_distribution<int>(0, 2000)(e));
+         return i % 2 ? 0.25 * static_cast<double>(i)
+                      : 0.25 * static_cast<double>(std::uniform_int_distribution<int>(0, 2000)(e));
        }},
       {"repeated decimals (reps drift by rounding)",
        [](std::mt19937_64& e, std::size_t) {
-         return 0.1 * static_cast<double>(std::uniform_int_distribution<int>(1, 300)(e)) + 1e-17 * std::uniform_int_distribution<int>(0, 3)(e);
+         return 0.1 * static_cast<double>(std::uniform_int_distribution<int>(1, 300)(e)) +
+                1e-17 * std::uniform_int_distribution<int>(0, 3)(e);
        }},
       {"tick-valued times (repeats drift into bins of equal rep)",
        [](std::mt19937_64& e, std::size_t) {

@@ -176,8 +176,8 @@ TEST_CASE("bad spill headers are refused with a reason") {
 
 TEST_CASE("recovery merges ranks over the common prefix and marks the run partial") {
   std::vector<tremor::SpillFile> files;
-  files.push_back(parsed(spill_bytes(header_for(0, 3), 9)));                    // killed
-  files.push_back(parsed(spill_bytes(header_for(1, 3), 6, SpillEnd::abort)));   // called MPI_Abort
+  files.push_back(parsed(spill_bytes(header_for(0, 3), 9)));                   // killed
+  files.push_back(parsed(spill_bytes(header_for(1, 3), 6, SpillEnd::abort)));  // called MPI_Abort
   files.push_back(parsed(spill_bytes(header_for(2, 3), 7)));
   std::string error;
   const auto recovered = tremor::recover_run(files, error);
@@ -229,12 +229,9 @@ TEST_CASE("recovery refuses files that do not make one run") {
     return failed;
   };
   CHECK(fails({}, "no spill files"));
-  CHECK(fails({parsed(spill_bytes(header_for(0, 2), 3)), parsed(spill_bytes(header_for(1, 2, 43), 3))},
-              "another run"));
-  CHECK(fails({parsed(spill_bytes(header_for(0, 3), 3)), parsed(spill_bytes(header_for(2, 3), 3))},
-              "rank(s) 1 of 3"));
-  CHECK(fails({parsed(spill_bytes(header_for(0, 2), 3)), parsed(spill_bytes(header_for(0, 2), 3))},
-              "appears twice"));
+  CHECK(fails({parsed(spill_bytes(header_for(0, 2), 3)), parsed(spill_bytes(header_for(1, 2, 43), 3))}, "another run"));
+  CHECK(fails({parsed(spill_bytes(header_for(0, 3), 3)), parsed(spill_bytes(header_for(2, 3), 3))}, "rank(s) 1 of 3"));
+  CHECK(fails({parsed(spill_bytes(header_for(0, 2), 3)), parsed(spill_bytes(header_for(0, 2), 3))}, "appears twice"));
   CHECK(fails({parsed(spill_bytes(header_for(0, 2), 3)), parsed(spill_bytes(header_for(1, 2), 0))},
               "nothing to analyse"));
   SpillHeader few_calls = header_for(0, 1);
@@ -246,8 +243,8 @@ TEST_CASE("spill files are found from a stem or any one of them") {
   char pattern[] = "/tmp/tremor-spill-test-XXXXXX";
   REQUIRE(mkdtemp(pattern) != nullptr);
   const std::filesystem::path dir = pattern;
-  for (const char* name : {"app-1-2-0.r0.spill", "app-1-2-0.r1.spill", "app-1-2-0.r10.spill",
-                           "app-1-2-1.r0.spill", "app-1-2-0.h5"}) {
+  for (const char* name :
+       {"app-1-2-0.r0.spill", "app-1-2-0.r1.spill", "app-1-2-0.r10.spill", "app-1-2-1.r0.spill", "app-1-2-0.h5"}) {
     std::ofstream(dir / name) << "x";
   }
   std::string error;

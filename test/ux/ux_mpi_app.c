@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern char **environ;
+extern char** environ;
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc > 1 && strcmp(argv[1], "--print-env") == 0) {
-    for (char **entry = environ; *entry; ++entry) {
+    for (char** entry = environ; *entry; ++entry) {
       if (strncmp(*entry, "TREMOR_", 7) == 0 || strncmp(*entry, "LD_PRELOAD=", 11) == 0) {
         puts(*entry);
       }

@@ -30,8 +30,8 @@ std::string format_number(double value, int precision = 3) {
 std::vector<GroupResult> build_groups(const RunData& run, std::span<const std::uint64_t> signatures,
                                       const AnalysisParameters& parameters) {
   const auto min_size = static_cast<std::size_t>(std::max(1, parameters.min_group));
-  const est::Clustering clustering = est::cluster_by_relative_distance(
-      run.segments.work, est::ClusterOptions{parameters.cluster_threshold, min_size});
+  const est::Clustering clustering =
+      est::cluster_by_relative_distance(run.segments.work, est::ClusterOptions{parameters.cluster_threshold, min_size});
   std::vector<GroupResult> groups;
   for (est::SignatureGroup& group : est::group_by_signature(clustering, signatures, min_size)) {
     GroupResult result;
@@ -66,8 +66,7 @@ double usable_segment_fraction(const std::vector<GroupResult>& groups, std::size
 // matrices do not cover the segment table.
 std::vector<std::uint64_t> median_feature_signatures(const DetailRanks& detail, std::size_t segments) {
   const std::size_t rank_count = detail.ranks.size();
-  if (rank_count == 0 || detail.segments != segments ||
-      detail.signature_index.size() != rank_count * segments ||
+  if (rank_count == 0 || detail.segments != segments || detail.signature_index.size() != rank_count * segments ||
       detail.signature_offset.size() != rank_count) {
     return {};
   }
@@ -184,7 +183,8 @@ std::string no_estimate_reason(const RunAnalysis& analysis) {
   }
   if (!(analysis.run_time_s > 0.0)) return "the run time is unknown";
   if (analysis.usable_groups == 0) {
-    return "no group of at least " + min_group + " segments with similar work and identical "
+    return "no group of at least " + min_group +
+           " segments with similar work and identical "
            "communication/I-O signature";
   }
   return "";
@@ -215,15 +215,17 @@ void add_warnings(const RunData& run, RunAnalysis& analysis) {
         "No hardware counters: work is measured as thread CPU time. It ignores descheduled time "
         "(CPU contention shows as longer segments) but memory-bandwidth stalls inflate it, so "
         "bandwidth interference may be under-counted.";
-    const bool switch_records = std::ranges::find(run.meta.counter_events, "PERF_RECORD_SWITCH") !=
-                                run.meta.counter_events.end();
+    const bool switch_records =
+        std::ranges::find(run.meta.counter_events, "PERF_RECORD_SWITCH") != run.meta.counter_events.end();
     if (run.meta.counter_source == "thread_cputime" && switch_records)
-      text += " The thread clock is read at most every millisecond, context-switch records fill in between: "
-              "in a virtual machine, steal shorter than that may count as work in one segment and is taken "
-              "back from the next.";
+      text +=
+          " The thread clock is read at most every millisecond, context-switch records fill in between: "
+          "in a virtual machine, steal shorter than that may count as work in one segment and is taken "
+          "back from the next.";
     if (run.meta.counter_source == "thread_oncpu")
-      text += " From context-switch records (TREMOR_COUNTERS=oncpu): in a virtual machine, time the "
-              "hypervisor took the CPU away (steal) counts as work too.";
+      text +=
+          " From context-switch records (TREMOR_COUNTERS=oncpu): in a virtual machine, time the "
+          "hypervisor took the CPU away (steal) counts as work too.";
     warn("counter_fallback", text);
   }
   if (analysis.signature_fallback) {
@@ -233,8 +235,8 @@ void add_warnings(const RunData& run, RunAnalysis& analysis) {
   }
   for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
     if (analysis.groups[g].fits_disagree) {
-      warn("fit_disagreement", "Group " + std::to_string(g) +
-                                   ": PWM and MOM GEV fits disagree; treat its predictions with care.");
+      warn("fit_disagreement",
+           "Group " + std::to_string(g) + ": PWM and MOM GEV fits disagree; treat its predictions with care.");
     }
   }
 }
@@ -272,8 +274,8 @@ RunAnalysis analyze_run(const RunData& run, const AnalysisParameters& parameters
   analysis.segment_class.assign(n, SegmentClass::unused);
   analysis.segment_impact_s.assign(n, 0.0);
 
-  const bool table_consistent = table.work.size() == n && table.signature.size() == n &&
-                                table.duration_upper_s.size() == n;
+  const bool table_consistent =
+      table.work.size() == n && table.signature.size() == n && table.duration_upper_s.size() == n;
   if (n >= 2 && table_consistent) {
     analysis.groups = build_groups(run, table.signature, parameters);
     if (usable_segment_fraction(analysis.groups, n) < kSignatureFallbackBelow) {
@@ -288,8 +290,8 @@ RunAnalysis analyze_run(const RunData& run, const AnalysisParameters& parameters
     }
     detect_interference(run, analysis);
   }
-  analysis.no_estimate_reason = table_consistent ? no_estimate_reason(analysis)
-                                                 : "the segment table's columns have different lengths";
+  analysis.no_estimate_reason =
+      table_consistent ? no_estimate_reason(analysis) : "the segment table's columns have different lengths";
   analysis.estimate_possible = analysis.no_estimate_reason.empty();
   if (analysis.estimate_possible) {
     localize_stragglers(run, analysis);

@@ -14,8 +14,8 @@ AnalysisParameters parameters_from_config(const Config& config) {
 }
 
 AnalysisParameters parameters_from_stored_configuration(
-    const std::vector<std::pair<std::string, std::string>>& configuration,
-    const ParameterOverrides& overrides, std::vector<std::string>* messages) {
+    const std::vector<std::pair<std::string, std::string>>& configuration, const ParameterOverrides& overrides,
+    std::vector<std::string>* messages) {
   Config config;
   for (const auto& [name, value] : configuration) {
     for (const Setting& setting : settings()) {

@@ -82,7 +82,7 @@ GevSummary summarize_fit(const est::GevFit& fit) {
 struct MethodTotals {
   std::vector<double> median, low, high;
   std::vector<double> run_variance;  // Σ_g n_g · Var[one segment maximum at the factor]
-  std::vector<std::size_t> failed;  // replicas whose own fit could not project (fallback used)
+  std::vector<std::size_t> failed;   // replicas whose own fit could not project (fallback used)
   std::vector<std::size_t> used;
   bool available = true;
   explicit MethodTotals(std::size_t factors)
@@ -127,7 +127,8 @@ std::vector<std::vector<est::RankSamples>> per_rank_arrivals(const RunData& run,
   }
   std::map<std::int32_t, const RankInfo*> rank_info;
   for (const RankInfo& info : run.ranks) rank_info[info.rank] = &info;
-  const std::size_t per_rank_limit = std::max<std::size_t>(8, kMaxBootstrapSample / std::max<std::size_t>(1, rank_count));
+  const std::size_t per_rank_limit =
+      std::max<std::size_t>(8, kMaxBootstrapSample / std::max<std::size_t>(1, rank_count));
   for (const GroupResult& group : analysis.groups) {
     if (!group.usable) continue;
     std::vector<est::RankSamples> ranks;
@@ -217,8 +218,8 @@ void add_total(RunAnalysis& analysis, const std::string& method, const MethodTot
                const Calibration& calibration, double world_size, double variance_inflation) {
   const auto total = [&](double groups) { return calibration.scale * (calibration.other + groups); };
   if (!totals.available) {
-    analysis.warnings.push_back({"prediction_unavailable",
-                                 "No usable " + method + " prediction: a group had no valid replica."});
+    analysis.warnings.push_back(
+        {"prediction_unavailable", "No usable " + method + " prediction: a group had no valid replica."});
     return;
   }
   const auto& scales = analysis.parameters.scales;
@@ -249,7 +250,7 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
   for (const double upper : run.segments.duration_upper_s) all_segments += upper;
   calibration.other = all_segments;
   if (all_segments > 0.0 && analysis.run_time_s > 0.0) calibration.scale = analysis.run_time_s / all_segments;
-  std::vector<double> group_late_wait;  // per usable group, median wait of the late rank
+  std::vector<double> group_late_wait;                      // per usable group, median wait of the late rank
   std::vector<std::vector<double>> group_segment_variance;  // per usable group and factor
   for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
     GroupResult& group = analysis.groups[g];
@@ -273,7 +274,8 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
     std::vector<double> sorted_sample = sample;
     std::sort(sorted_sample.begin(), sorted_sample.end());
     std::vector<double> segment_variance;
-    for (const double factor : factors) segment_variance.push_back(est::empirical_maximum_variance(sorted_sample, factor));
+    for (const double factor : factors)
+      segment_variance.push_back(est::empirical_maximum_variance(sorted_sample, factor));
     group_segment_variance.push_back(segment_variance);
     for (MethodTotals* totals : {&nonparametric, &pwm, &mom}) totals->add_run_variance(segment_variance, count);
     auto engine = engine_for(parameters.seed, g * 8 + kNonparametric);
@@ -308,20 +310,21 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
   for (const double factor : factors) rank_factors.push_back(factor * world_size);
   auto per_rank_variant = [&](const std::string& method, bool inter_node, std::size_t partitions) {
     MethodTotals totals(factors.size());
-    const std::size_t replicas_per_partition = std::max<std::size_t>(1, options.replicas / std::max<std::size_t>(1, partitions));
+    const std::size_t replicas_per_partition =
+        std::max<std::size_t>(1, options.replicas / std::max<std::size_t>(1, partitions));
     std::size_t usable_index = 0;
     for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
       if (!analysis.groups[g].usable) continue;
       auto engine = engine_for(parameters.seed, g * 8 + (inter_node ? kInterNode : kIntraNode));
       const auto& ranks = arrivals[usable_index];
-      const auto projection =
-          inter_node ? est::inter_node_projection(ranks, rank_factors, est::FitMethod::pwm, replicas_per_partition,
-                                                  parameters.ci, engine)
-                     : est::intra_node_projection(ranks, rank_factors, est::FitMethod::pwm, replicas_per_partition,
-                                                  parameters.ci, engine);
+      const auto projection = inter_node ? est::inter_node_projection(ranks, rank_factors, est::FitMethod::pwm,
+                                                                      replicas_per_partition, parameters.ci, engine)
+                                         : est::intra_node_projection(ranks, rank_factors, est::FitMethod::pwm,
+                                                                      replicas_per_partition, parameters.ci, engine);
       const double count = static_cast<double>(analysis.groups[g].members.size());
       totals.add(projection, count, group_late_wait[usable_index]);
-      if (usable_index < group_segment_variance.size()) totals.add_run_variance(group_segment_variance[usable_index], count);
+      if (usable_index < group_segment_variance.size())
+        totals.add_run_variance(group_segment_variance[usable_index], count);
       ++usable_index;
     }
     add_total(analysis, method, totals, calibration, world_size, vif);

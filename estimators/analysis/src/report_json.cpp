@@ -20,8 +20,8 @@ std::string hex(std::uint64_t value) {
 
 json fit_json(const GevSummary& fit) {
   if (!fit.usable) return {{"usable", false}, {"flags", fit.flags}};
-  return {{"usable", true}, {"loc", number(fit.loc)}, {"scale", number(fit.scale)},
-          {"k", number(fit.k)}, {"type", fit.type}, {"flags", fit.flags}};
+  return {{"usable", true},     {"loc", number(fit.loc)}, {"scale", number(fit.scale)},
+          {"k", number(fit.k)}, {"type", fit.type},       {"flags", fit.flags}};
 }
 
 json groups_json(const RunAnalysis& analysis) {
@@ -42,10 +42,11 @@ json groups_json(const RunAnalysis& analysis) {
                       {"interfered", group.interfered},
                       {"impact_s", number(group.impact_s)},
                       {"continuous_impact_s", number(group.continuous_impact_s)},
-                      {"gev", {{"pwm", fit_json(group.pwm)},
-                               {"mom", fit_json(group.mom)},
-                               {"chosen", group.chosen_fit},
-                               {"disagree", group.fits_disagree}}}});
+                      {"gev",
+                       {{"pwm", fit_json(group.pwm)},
+                        {"mom", fit_json(group.mom)},
+                        {"chosen", group.chosen_fit},
+                        {"disagree", group.fits_disagree}}}});
   }
   return groups;
 }
@@ -53,12 +54,17 @@ json groups_json(const RunAnalysis& analysis) {
 json stragglers_json(const RunAnalysis& analysis) {
   json ranks = json::array();
   for (const RankImpact& rank : analysis.stragglers) {
-    ranks.push_back({{"rank", rank.rank}, {"node_id", rank.node_id}, {"hostname", rank.hostname},
-                     {"segments", rank.segments}, {"impact_s", number(rank.impact_s)}});
+    ranks.push_back({{"rank", rank.rank},
+                     {"node_id", rank.node_id},
+                     {"hostname", rank.hostname},
+                     {"segments", rank.segments},
+                     {"impact_s", number(rank.impact_s)}});
   }
   json nodes = json::array();
   for (const NodeImpact& node : analysis.nodes) {
-    nodes.push_back({{"node_id", node.node_id}, {"hostname", node.hostname}, {"segments", node.segments},
+    nodes.push_back({{"node_id", node.node_id},
+                     {"hostname", node.hostname},
+                     {"segments", node.segments},
                      {"impact_s", number(node.impact_s)}});
   }
   return {{"ranks", ranks}, {"nodes", nodes}};
@@ -122,13 +128,14 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
       {"warnings", warnings},
       {"counter_source", run.meta.counter_source},
       {"counter_unit", run.meta.counter_unit},
-      {"parameters", {{"mad_factor", p.mad_factor},
-                      {"cluster_threshold", p.cluster_threshold},
-                      {"min_group", p.min_group},
-                      {"scales", p.scales},
-                      {"replicas", p.replicas},
-                      {"seed", p.seed},
-                      {"ci", p.ci}}},
+      {"parameters",
+       {{"mad_factor", p.mad_factor},
+        {"cluster_threshold", p.cluster_threshold},
+        {"min_group", p.min_group},
+        {"scales", p.scales},
+        {"replicas", p.replicas},
+        {"seed", p.seed},
+        {"ci", p.ci}}},
   };
 }
 

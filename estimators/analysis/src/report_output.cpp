@@ -119,11 +119,9 @@ bool write_analysis(RunFileAppender& out, const RunAnalysis& analysis, const nlo
   }
   const AnalysisParameters& p = analysis.parameters;
   const bool ok = analysis.estimate_possible;
-  return out.write("/analysis/segments", "group", group) &&
-         out.write("/analysis/segments", "class", segment_class) &&
-         out.write("/analysis/segments", "impact_s", analysis.segment_impact_s) &&
-         write_groups(out, analysis) && write_predictions(out, analysis) &&
-         out.write("/analysis/warnings", "code", warning_codes) &&
+  return out.write("/analysis/segments", "group", group) && out.write("/analysis/segments", "class", segment_class) &&
+         out.write("/analysis/segments", "impact_s", analysis.segment_impact_s) && write_groups(out, analysis) &&
+         write_predictions(out, analysis) && out.write("/analysis/warnings", "code", warning_codes) &&
          out.write("/analysis/warnings", "message", warning_messages) &&
          out.set_integer("/analysis", "report_schema_version", kReportSchemaVersion) &&
          out.set_integer("/analysis", "estimate_possible", ok ? 1 : 0) &&
@@ -138,8 +136,7 @@ bool write_analysis(RunFileAppender& out, const RunAnalysis& analysis, const nlo
          out.set_number("/analysis", "mad_factor", p.mad_factor) &&
          out.set_number("/analysis", "cluster_threshold", p.cluster_threshold) &&
          out.set_integer("/analysis", "min_group", p.min_group) &&
-         out.set_integer("/analysis", "replicas", p.replicas) &&
-         out.set_number("/analysis", "ci", p.ci) &&
+         out.set_integer("/analysis", "replicas", p.replicas) && out.set_number("/analysis", "ci", p.ci) &&
          out.write_text("/analysis", "report_json", report.dump());
 }
 

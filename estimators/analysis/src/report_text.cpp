@@ -30,7 +30,10 @@ void wrap(std::ostringstream& out, const std::string& text, const std::string& i
   std::string line;
   while (words >> word) {
     while (word.size() > kWidth - indent.size()) {  // a very long path: hard break
-      if (!line.empty()) { out << line << '\n'; line = indent; }
+      if (!line.empty()) {
+        out << line << '\n';
+        line = indent;
+      }
       const std::size_t room = kWidth - line.size();
       out << line << word.substr(0, room) << '\n';
       word.erase(0, room);
@@ -47,9 +50,12 @@ void wrap(std::ostringstream& out, const std::string& text, const std::string& i
 
 const char* light(estimators::InterferenceClass interference_class) {
   switch (interference_class) {
-    case estimators::InterferenceClass::low: return "GREEN";
-    case estimators::InterferenceClass::medium: return "YELLOW";
-    case estimators::InterferenceClass::high: return "RED";
+    case estimators::InterferenceClass::low:
+      return "GREEN";
+    case estimators::InterferenceClass::medium:
+      return "YELLOW";
+    case estimators::InterferenceClass::high:
+      return "RED";
   }
   return "GREEN";
 }
@@ -84,18 +90,19 @@ void header(std::ostringstream& out, const RunData& run, const RunAnalysis& anal
     out << "[GREY] NO ESTIMATE\n";
     wrap(out, "No interference estimate possible: " + analysis.no_estimate_reason + ".");
   }
-  const double rate = analysis.run_time_s > 0.0 ? static_cast<double>(analysis.segment_count) / analysis.run_time_s : 0.0;
-  wrap(out, format("Run: %.3f s, %d processes on %d node(s), %zu segments (%.1f Hz), counter: %s",
-                   analysis.run_time_s, run.meta.world_size, run.meta.node_count, analysis.segment_count, rate,
+  const double rate =
+      analysis.run_time_s > 0.0 ? static_cast<double>(analysis.segment_count) / analysis.run_time_s : 0.0;
+  wrap(out, format("Run: %.3f s, %d processes on %d node(s), %zu segments (%.1f Hz), counter: %s", analysis.run_time_s,
+                   run.meta.world_size, run.meta.node_count, analysis.segment_count, rate,
                    run.meta.counter_source.empty() ? "unknown" : run.meta.counter_source.c_str()));
   if (!file.empty()) wrap(out, "Data: " + file);
 }
 
 void groups(std::ostringstream& out, const RunAnalysis& analysis) {
   out << '\n';
-  wrap(out, format("Groups: %zu usable of %zu (%.1f %% of run time)%s", analysis.usable_groups,
-                   analysis.groups.size(), 100.0 * analysis.usable_time_fraction,
-                   analysis.signature_fallback ? ", median-feature signatures" : ""));
+  wrap(out,
+       format("Groups: %zu usable of %zu (%.1f %% of run time)%s", analysis.usable_groups, analysis.groups.size(),
+              100.0 * analysis.usable_time_fraction, analysis.signature_fallback ? ", median-feature signatures" : ""));
   if (analysis.usable_groups == 0) return;
   out << "     # segments  median ms     MAD ms  interfered   impact s  GEV k pwm/mom\n";
   std::size_t listed = 0;
@@ -121,22 +128,21 @@ void stragglers(std::ostringstream& out, const RunAnalysis& analysis) {
   out << format("Stragglers (last to arrive at %zu interfered boundaries):\n", analysis.interfered_segments.size());
   for (std::size_t i = 0; i < analysis.stragglers.size() && i < kMaxListed; ++i) {
     const RankImpact& rank = analysis.stragglers[i];
-    out << format("  rank %-6d node %-4d %-24.24s %6zu segs %10.4f s\n", rank.rank, rank.node_id,
-                  rank.hostname.c_str(), rank.segments, rank.impact_s);
+    out << format("  rank %-6d node %-4d %-24.24s %6zu segs %10.4f s\n", rank.rank, rank.node_id, rank.hostname.c_str(),
+                  rank.segments, rank.impact_s);
   }
   out << "Worst nodes:\n";
   for (std::size_t i = 0; i < analysis.nodes.size() && i < kMaxListed; ++i) {
     const NodeImpact& node = analysis.nodes[i];
-    out << format("  node %-4d %-34.34s %6zu segs %10.4f s\n", node.node_id, node.hostname.c_str(),
-                  node.segments, node.impact_s);
+    out << format("  node %-4d %-34.34s %6zu segs %10.4f s\n", node.node_id, node.hostname.c_str(), node.segments,
+                  node.impact_s);
   }
 }
 
 void predictions(std::ostringstream& out, const RunAnalysis& analysis) {
   if (analysis.predictions.empty()) return;
   out << '\n';
-  wrap(out, format("Predicted run time at more processes (median and %.0f %% CI, s):",
-                   100.0 * analysis.parameters.ci));
+  wrap(out, format("Predicted run time at more processes (median and %.0f %% CI, s):", 100.0 * analysis.parameters.ci));
   out << "  method          factor  processes     median        CI low       CI high\n";
   for (const Prediction& prediction : analysis.predictions) {
     out << format("  %-15s %6g %10g %10.3f  %12.3f  %12.3f\n", prediction.method.c_str(), prediction.factor,

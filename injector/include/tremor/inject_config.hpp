@@ -44,8 +44,7 @@ inline constexpr std::array<SettingInfo, static_cast<std::size_t>(Setting::count
     {"TREMOR_INJECT_SD_US", "0",
      "Standard deviation of the delay, microseconds (>= 0, <= 1e8). The Normal "
      "is truncated at 0 by redrawing negative values."},
-    {"TREMOR_INJECT_PROBABILITY", "0.01",
-     "Probability in [0,1] that an eligible call is delayed."},
+    {"TREMOR_INJECT_PROBABILITY", "0.01", "Probability in [0,1] that an eligible call is delayed."},
     {"TREMOR_INJECT_CALLS", "p2p,coll,mpiio,posix",
      "Comma list of call families to delay: p2p, coll, mpiio, posix (or all)."},
     {"TREMOR_INJECT_RANKS", "all",
@@ -55,17 +54,12 @@ inline constexpr std::array<SettingInfo, static_cast<std::size_t>(Setting::count
      "the same seed and call sequence give the same delays."},
     {"TREMOR_INJECT_MODE", "sleep",
      "How a delay is spent: sleep (clock_nanosleep, frees the core) or spin (busy wait)."},
-    {"TREMOR_INJECT_AFTER_S", "0",
-     "Start of the injection window, seconds after MPI_Init returned (>= 0)."},
-    {"TREMOR_INJECT_FOR_S", "inf",
-     "Length of the injection window in seconds (> 0), or inf for no end."},
-    {"TREMOR_OUTPUT_DIR", ".",
-     "Directory of the per-rank delay logs (tremor-inject_*.csv)."},
+    {"TREMOR_INJECT_AFTER_S", "0", "Start of the injection window, seconds after MPI_Init returned (>= 0)."},
+    {"TREMOR_INJECT_FOR_S", "inf", "Length of the injection window in seconds (> 0), or inf for no end."},
+    {"TREMOR_OUTPUT_DIR", ".", "Directory of the per-rank delay logs (tremor-inject_*.csv)."},
 }};
 
-constexpr const SettingInfo& info(Setting setting) noexcept {
-  return kSettings[static_cast<std::size_t>(setting)];
-}
+constexpr const SettingInfo& info(Setting setting) noexcept { return kSettings[static_cast<std::size_t>(setting)]; }
 
 // Bit per call family; TREMOR_INJECT_CALLS is parsed into a mask of these.
 enum Family : unsigned { p2p = 1u, coll = 2u, mpiio = 4u, posix = 8u };
@@ -82,8 +76,8 @@ struct Config {
   std::uint64_t seed = 1;
   DelayMode mode = DelayMode::sleep;
   double after_s = 0.0;
-  double for_s = 0.0;         // meaningful only when has_end is true
-  bool has_end = false;       // false: window never closes (inf)
+  double for_s = 0.0;    // meaningful only when has_end is true
+  bool has_end = false;  // false: window never closes (inf)
   std::string output_dir = ".";
 
   // True when this rank can inject at all.

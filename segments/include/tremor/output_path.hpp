@@ -22,9 +22,8 @@ struct ReservedOutput {
 // outside [A-Za-z0-9._-] become '_'; so does the job id. Write the .h5 with
 // write_run(..., ExistingFile::fill_empty_reservation) and open the others
 // without O_TRUNC being needed (they are empty).
-std::optional<ReservedOutput> reserve_output_files(const std::filesystem::path& directory,
-                                                   std::string_view program, std::string_view job_id,
-                                                   std::span<const std::string_view> extensions,
-                                                   std::string& error);
+std::optional<ReservedOutput> reserve_output_files(const std::filesystem::path& directory, std::string_view program,
+                                                   std::string_view job_id,
+                                                   std::span<const std::string_view> extensions, std::string& error);
 
 }  // namespace tremor

@@ -25,7 +25,6 @@ struct ProgramBins {
 // gaps created by merges go into a 4-ary min-heap; stale gaps are skipped
 // when popped (lazy deletion). O(N log N) for N input bins. max_bins is
 // clamped to [1, 65536] (global indices are uint16).
-ProgramBins merge_program_bins(std::span<const BinTable> per_rank,
-                               std::size_t max_bins = kGlobalMaxBins);
+ProgramBins merge_program_bins(std::span<const BinTable> per_rank, std::size_t max_bins = kGlobalMaxBins);
 
 }  // namespace tremor

@@ -92,7 +92,7 @@ class StreamingQuantizer {
   std::array<double, kBlocks> block_least_{};
   bool gaps_ready_ = false;
   bool infinite_rep_ = false;  // sticky: some rep overflowed, gaps may be NaN
-  std::vector<Id> forward_;  // kIdSpace entries, allocated once: insert never allocates
+  std::vector<Id> forward_;    // kIdSpace entries, allocated once: insert never allocates
   std::size_t next_id_ = 0;
   std::uint64_t non_finite_ = 0;
 };

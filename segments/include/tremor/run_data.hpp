@@ -37,18 +37,18 @@ struct RunMetadata {
   std::string tremor_version;
   std::int32_t schema_version = kSchemaVersion;
   std::string command_line;
-  std::string mpi_flavour;           // "mpich" | "openmpi"
-  std::string mpi_library_version;   // MPI_Get_library_version
+  std::string mpi_flavour;          // "mpich" | "openmpi"
+  std::string mpi_library_version;  // MPI_Get_library_version
   std::int32_t world_size = 0;
   std::int32_t node_count = 0;
-  std::string counter_source;        // "papi" | "thread_oncpu" | "thread_cputime"
+  std::string counter_source;  // "papi" | "thread_oncpu" | "thread_cputime"
   std::vector<std::string> counter_events;
-  std::string counter_unit;          // "instructions", "ns of CPU time", event unit
-  std::string job_id;                // from the batch system, else ""
-  double start_time_unix = 0.0;      // MPI_Init exit on rank 0
-  double end_time_unix = 0.0;        // MPI_Finalize entry on rank 0
-  double run_time_s = 0.0;           // init exit to finalize entry, max over ranks
-  bool partial = false;              // recovered from a spill after a crash
+  std::string counter_unit;      // "instructions", "ns of CPU time", event unit
+  std::string job_id;            // from the batch system, else ""
+  double start_time_unix = 0.0;  // MPI_Init exit on rank 0
+  double end_time_unix = 0.0;    // MPI_Finalize entry on rank 0
+  double run_time_s = 0.0;       // init exit to finalize entry, max over ranks
+  bool partial = false;          // recovered from a spill after a crash
   // Why the run is partial: abort | exit_without_finalize | finalize_unsaved
   // | unknown (no end record: killed); "" when complete.
   std::string partial_reason;
@@ -60,14 +60,14 @@ struct RunMetadata {
 // One row per segment, program-wide. Reductions over all ranks are exact;
 // "sampled" fields come from the detail ranks (all ranks when P <= the bound).
 struct SegmentTable {
-  std::vector<double> duration_s;        // max over ranks of the duration bin rep
-  std::vector<double> duration_upper_s;  // max over ranks of the duration bin max (GEV maxima)
-  std::vector<double> work;              // median over detail ranks of the work bin rep
-  std::vector<double> mpi_time_s;        // median over detail ranks
-  std::vector<double> io_time_s;         // median over detail ranks
-  std::vector<std::uint64_t> signature;  // sum over ranks of hash(FeatureVector) mod 2^64
-  std::vector<std::int32_t> late_rank;   // rank with the least time inside MPI: the others waited for it
-  std::vector<double> late_wait_s;       // least wait in the closing collective over ranks (its own latency)
+  std::vector<double> duration_s;           // max over ranks of the duration bin rep
+  std::vector<double> duration_upper_s;     // max over ranks of the duration bin max (GEV maxima)
+  std::vector<double> work;                 // median over detail ranks of the work bin rep
+  std::vector<double> mpi_time_s;           // median over detail ranks
+  std::vector<double> io_time_s;            // median over detail ranks
+  std::vector<std::uint64_t> signature;     // sum over ranks of hash(FeatureVector) mod 2^64
+  std::vector<std::int32_t> late_rank;      // rank with the least time inside MPI: the others waited for it
+  std::vector<double> late_wait_s;          // least wait in the closing collective over ranks (its own latency)
   std::vector<std::uint16_t> closing_call;  // index into RunMetadata::call_names
   std::size_t size() const { return duration_s.size(); }
 };
@@ -88,7 +88,7 @@ struct DetailRanks {
 // One injected delay (ground truth from libtremor-inject).
 struct InjectionRecord {
   std::int32_t rank = 0;
-  double time_s = 0.0;          // since the injector's init
+  double time_s = 0.0;  // since the injector's init
   std::string call;
   double requested_us = 0.0;
   double spent_us = 0.0;
@@ -96,8 +96,8 @@ struct InjectionRecord {
 
 struct RunData {
   RunMetadata meta;
-  std::vector<RankInfo> ranks;                           // world_size entries
-  std::array<BinTable, kQuantizedCount> global_bins;     // <= 512 each
+  std::vector<RankInfo> ranks;                        // world_size entries
+  std::array<BinTable, kQuantizedCount> global_bins;  // <= 512 each
   SegmentTable segments;
   DetailRanks detail;
   // Unquantized per-rank totals, [world_size] each: the analysis checks its

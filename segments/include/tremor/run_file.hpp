@@ -59,7 +59,7 @@ class RunFileAppender {
 
  private:
   explicit RunFileAppender(std::int64_t file) : file_(file) {}
-  std::int64_t file_ = -1;  // hid_t of the in-memory copy, kept opaque so this header needs no hdf5.h
+  std::int64_t file_ = -1;      // hid_t of the in-memory copy, kept opaque so this header needs no hdf5.h
   std::filesystem::path path_;  // written back (replaced) at close()
   std::string error_;
 };

@@ -22,12 +22,12 @@ std::uint64_t signature_hash(const FeatureVector& features) noexcept;
 
 struct FinalizedSegments {
   std::size_t segments = 0;
-  std::array<BinTable, kQuantizedCount> bins;                     // per metric, <= 256, ascending rep
+  std::array<BinTable, kQuantizedCount> bins;                        // per metric, <= 256, ascending rep
   std::array<std::vector<std::uint8_t>, kQuantizedCount> bin_index;  // per metric, [segments]
-  std::vector<FeatureVector> signatures;                          // dictionary, first-seen order
-  std::vector<std::uint32_t> signature_index;                     // [segments]
-  std::vector<std::uint16_t> closing_call;                        // [segments]
-  QuantizedValues raw_totals{};                                   // unquantized sums
+  std::vector<FeatureVector> signatures;                             // dictionary, first-seen order
+  std::vector<std::uint32_t> signature_index;                        // [segments]
+  std::vector<std::uint16_t> closing_call;                           // [segments]
+  QuantizedValues raw_totals{};                                      // unquantized sums
   FeatureVector raw_feature_totals{};
   std::uint64_t non_finite_values = 0;  // values stored as 0 because they were NaN/Inf
   std::uint64_t dropped_segments = 0;   // not stored because memory ran out
@@ -39,8 +39,7 @@ class SegmentStore {
 
   // Records one closed segment. noexcept; returns false if memory ran out, in
   // which case nothing of the segment is stored (it is counted as dropped).
-  bool append(const QuantizedValues& values, const FeatureVector& features,
-              std::uint16_t closing_call) noexcept;
+  bool append(const QuantizedValues& values, const FeatureVector& features, std::uint16_t closing_call) noexcept;
 
   // Finalised tables; the store stays usable (appending may continue).
   FinalizedSegments finalize();

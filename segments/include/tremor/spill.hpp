@@ -87,8 +87,8 @@ struct SpillFile {
   SpillHeader header;
   std::vector<SpillRecord> segments;  // sequence 0..n-1, in order
   SpillEnd end = SpillEnd::none;
-  std::uint64_t dropped_bytes = 0;   // a torn or corrupt tail that was ignored
-  std::string dropped_reason;        // why the tail was dropped
+  std::uint64_t dropped_bytes = 0;  // a torn or corrupt tail that was ignored
+  std::string dropped_reason;       // why the tail was dropped
 };
 
 // Reads and validates one spill file; std::nullopt with a one-line reason in

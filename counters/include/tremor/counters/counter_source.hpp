@@ -61,7 +61,7 @@
 
 namespace tremor::counters {
 
-enum class source_kind : std::uint8_t { papi, thread_cputime, thread_oncpu };
+enum class SourceKind : std::uint8_t { papi, thread_cputime, thread_oncpu };
 
 namespace detail {
 // Out of line: per-thread context-switch buffer, opened on the thread's first
@@ -88,17 +88,17 @@ inline std::uint64_t read_thread_cputime_ns() noexcept {
 
 // A small copyable value; read() is a branch plus the underlying call, no
 // virtual dispatch.
-class counter_source {
+class CounterSource {
  public:
   // The thread CPU-time fallback; always works.
-  counter_source() noexcept = default;
+  CounterSource() noexcept = default;
 
-  [[nodiscard]] source_kind kind() const noexcept { return kind_; }
+  [[nodiscard]] SourceKind kind() const noexcept { return kind_; }
   // "papi", "thread_oncpu" or "thread_cputime".
   [[nodiscard]] std::string_view name() const noexcept;
   // Both fallbacks count the thread's CPU time in ns (the recorder treats
   // the CPU of MPI calls differently then).
-  [[nodiscard]] bool measures_cpu_time() const noexcept { return kind_ != source_kind::papi; }
+  [[nodiscard]] bool measures_cpu_time() const noexcept { return kind_ != SourceKind::papi; }
   // The events in use: the winning PAPI event, "CLOCK_THREAD_CPUTIME_ID"
   // (followed by "PERF_RECORD_SWITCH" when context-switch records fill in
   // between clock reads), or "PERF_RECORD_SWITCH" for thread_oncpu.
@@ -112,19 +112,17 @@ class counter_source {
   // and papi_thread_failures() counts it.
   [[nodiscard]] std::uint64_t read() const noexcept {
     // PAPI first: the normal case on hardware with counters.
-    if (kind_ == source_kind::papi) return detail::read_papi_on_calling_thread(papi_event_code_, papi_generation_);
+    if (kind_ == SourceKind::papi) return detail::read_papi_on_calling_thread(papi_event_code_, papi_generation_);
     if (clock_period_ns_ == 0) return detail::read_thread_cputime_ns();
     return detail::read_oncpu_on_calling_thread(clock_period_ns_);
   }
   // Reads come from context-switch records: thread_oncpu always,
   // thread_cputime between its clock reads.
-  [[nodiscard]] bool uses_switch_records() const noexcept {
-    return kind_ != source_kind::papi && clock_period_ns_ != 0;
-  }
+  [[nodiscard]] bool uses_switch_records() const noexcept { return kind_ != SourceKind::papi && clock_period_ns_ != 0; }
 
  private:
-  friend struct source_factory;
-  source_kind kind_ = source_kind::thread_cputime;
+  friend struct SourceFactory;
+  SourceKind kind_ = SourceKind::thread_cputime;
   int papi_event_code_ = 0;
   std::uint32_t papi_generation_ = 0;
   // CPU-time sources: 0 = the clock on every read.
@@ -133,15 +131,15 @@ class counter_source {
   std::string unit_ = "ns";
 };
 
-struct event_rejection {
+struct EventRejection {
   std::string event;
   std::string reason;  // PAPI_strerror of the failing step, or ours
 };
 
-struct opened_counter_source {
-  counter_source source;
+struct OpenedCounterSource {
+  CounterSource source;
   // Every requested event tried before the winner, in order, with why it failed.
-  std::vector<event_rejection> rejections;
+  std::vector<EventRejection> rejections;
   // One human-readable line for the log and the output file; empty when the
   // first requested event (or the requested cputime) was used.
   std::string explanation;
@@ -155,7 +153,7 @@ struct opened_counter_source {
 // and time the hypervisor steals in longer windows is always left out.
 inline constexpr std::uint64_t clock_read_period_ns = 1'000'000;
 
-struct counter_options {
+struct CounterOptions {
   // thread_cputime may use context-switch records between clock reads. The
   // recorder turns it off when more ranks than CPUs share the node: each
   // switch then costs ~1 us more, and such ranks switch all the time.
@@ -175,7 +173,7 @@ std::vector<std::string> parse_counter_spec(std::string_view spec);
 // list; when no item works, thread_cputime). Initialises PAPI
 // (library + thread support) on first use: call it after MPI_Init, not at
 // load time. Never throws; on any failure returns the fallback with a reason.
-opened_counter_source open_counter_source(std::string_view spec, counter_options options = {}) noexcept;
+OpenedCounterSource open_counter_source(std::string_view spec, CounterOptions options = {}) noexcept;
 
 // Threads whose PAPI event set could not be built or read, since start.
 std::uint64_t papi_thread_failures() noexcept;

@@ -25,16 +25,15 @@ inline constexpr double kDefaultConfidence = 0.95;
 /// inconsistent): do not present it as a CI of a population maximum.
 struct MaximaBootstrap {
   PercentileSummary summary;
-  bool degenerate = false;   ///< K < 2: CI = [y1, y1]
+  bool degenerate = false;  ///< K < 2: CI = [y1, y1]
   std::size_t dropped_non_finite = 0;
 };
-MaximaBootstrap bootstrap_sample_maximum(std::span<const double> maxima, std::size_t replicas,
-                                         double ci, std::mt19937_64& engine);
+MaximaBootstrap bootstrap_sample_maximum(std::span<const double> maxima, std::size_t replicas, double ci,
+                                         std::mt19937_64& engine);
 /// Same, replaying a stored row-major index matrix (replicas × K) for conformance tests.
 /// An index >= K makes the result degenerate rather than reading out of bounds.
 MaximaBootstrap bootstrap_sample_maximum_replay(std::span<const double> maxima,
-                                                std::span<const std::size_t> index_matrix,
-                                                double ci);
+                                                std::span<const std::size_t> index_matrix, double ci);
 
 /// E[max of m draws with replacement from the sample]:
 /// Σ_j y(j)·[(j/K)^m − ((j−1)/K)^m] over the ascending sample. Requires a sorted span.
@@ -46,9 +45,9 @@ double empirical_expected_maximum(std::span<const double> sorted_sample, double 
 double empirical_maximum_variance(std::span<const double> sorted_sample, double m);
 
 struct ScalePrediction {
-  double factor = 1.0;          ///< scale factor m (process count multiplier)
-  double point = 0.0;           ///< estimate on the original sample
-  PercentileSummary replicas;   ///< median and CI over bootstrap replicas
+  double factor = 1.0;         ///< scale factor m (process count multiplier)
+  double point = 0.0;          ///< estimate on the original sample
+  PercentileSummary replicas;  ///< median and CI over bootstrap replicas
   std::size_t replicas_used = 0;
   std::size_t replicas_failed = 0;  ///< replicas whose own fit could not project (they took the fallback)
 };
@@ -60,20 +59,16 @@ struct BootstrapOptions {
 
 /// Non-parametric projection: resample the sample, evaluate empirical_expected_maximum at m.
 /// Bounded by the sample maximum. Empty result when no finite value is given.
-std::vector<ScalePrediction> nonparametric_projection(std::span<const double> sample,
-                                                      std::span<const double> factors,
-                                                      const BootstrapOptions& options,
-                                                      std::mt19937_64& engine);
+std::vector<ScalePrediction> nonparametric_projection(std::span<const double> sample, std::span<const double> factors,
+                                                      const BootstrapOptions& options, std::mt19937_64& engine);
 
 /// Parametric bootstrap: resample with replacement, refit (PWM or MOM), project with EMMA to m.
 /// A replica whose refit is unusable or whose projection is invalid takes the fallback order of
 /// STATISTICS.md §1d (the other GEV method, then the empirical expected maximum) and is counted
 /// in replicas_failed; it is never skipped, which would bias the interval against the extremes
 /// that break fits. `point` is the same estimate on the full sample.
-std::vector<ScalePrediction> parametric_projection(std::span<const double> sample,
-                                                   std::span<const double> factors,
-                                                   FitMethod method,
-                                                   const BootstrapOptions& options,
+std::vector<ScalePrediction> parametric_projection(std::span<const double> sample, std::span<const double> factors,
+                                                   FitMethod method, const BootstrapOptions& options,
                                                    std::mt19937_64& engine);
 
 /// Per-rank maxima with the rank's placement.
@@ -85,16 +80,12 @@ struct RankSamples {
 
 /// Inter-node variant: for each node, the samples of its ranks are pooled and
 /// bootstrapped with `replicas_per_partition` replicas; all replicas are pooled.
-std::vector<ScalePrediction> inter_node_projection(std::span<const RankSamples> ranks,
-                                                   std::span<const double> factors,
-                                                   FitMethod method,
-                                                   std::size_t replicas_per_partition,
-                                                   double ci, std::mt19937_64& engine);
+std::vector<ScalePrediction> inter_node_projection(std::span<const RankSamples> ranks, std::span<const double> factors,
+                                                   FitMethod method, std::size_t replicas_per_partition, double ci,
+                                                   std::mt19937_64& engine);
 /// Intra-node variant: partitions by local rank across nodes instead of by node.
-std::vector<ScalePrediction> intra_node_projection(std::span<const RankSamples> ranks,
-                                                   std::span<const double> factors,
-                                                   FitMethod method,
-                                                   std::size_t replicas_per_partition,
-                                                   double ci, std::mt19937_64& engine);
+std::vector<ScalePrediction> intra_node_projection(std::span<const RankSamples> ranks, std::span<const double> factors,
+                                                   FitMethod method, std::size_t replicas_per_partition, double ci,
+                                                   std::mt19937_64& engine);
 
 }  // namespace tremor::estimators

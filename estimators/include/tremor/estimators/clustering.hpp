@@ -10,8 +10,8 @@
 namespace tremor::estimators {
 
 struct ClusterOptions {
-  double threshold = 0.1;      ///< join iff d / min(|a|,|b|) < threshold (strict)
-  std::size_t min_size = 5;    ///< clusters with fewer members are kept but not usable
+  double threshold = 0.1;    ///< join iff d / min(|a|,|b|) < threshold (strict)
+  std::size_t min_size = 5;  ///< clusters with fewer members are kept but not usable
 };
 
 /// One cluster: its members are `Clustering::order[first, first + size)`,
@@ -26,8 +26,8 @@ struct Cluster {
 };
 
 struct Clustering {
-  std::vector<std::size_t> order;   ///< input indices sorted by value (NaNs dropped)
-  std::vector<Cluster> clusters;    ///< ascending by value
+  std::vector<std::size_t> order;  ///< input indices sorted by value (NaNs dropped)
+  std::vector<Cluster> clusters;   ///< ascending by value
   std::size_t dropped_nan = 0;
 
   [[nodiscard]] std::span<const std::size_t> members(const Cluster& cluster) const {
@@ -37,21 +37,19 @@ struct Clustering {
 
 /// Single linkage on sorted values with the relative gap rule; O(n log n).
 /// Equal values always join; a zero next to a non-zero splits; negatives use |.|.
-Clustering cluster_by_relative_distance(std::span<const double> values,
-                                        const ClusterOptions& options = {});
+Clustering cluster_by_relative_distance(std::span<const double> values, const ClusterOptions& options = {});
 
 /// Items of one cluster that share an exact signature.
 struct SignatureGroup {
-  std::size_t cluster = 0;              ///< index into Clustering::clusters
+  std::size_t cluster = 0;  ///< index into Clustering::clusters
   std::uint64_t signature = 0;
-  std::vector<std::size_t> members;     ///< input indices, ascending
-  bool usable = false;                  ///< members.size() >= min_size
+  std::vector<std::size_t> members;  ///< input indices, ascending
+  bool usable = false;               ///< members.size() >= min_size
 };
 
 /// Splits every cluster by `signatures[input index]`. Groups are ordered by
 /// cluster, then by ascending signature, so the result does not depend on input order.
-std::vector<SignatureGroup> group_by_signature(const Clustering& clustering,
-                                               std::span<const std::uint64_t> signatures,
+std::vector<SignatureGroup> group_by_signature(const Clustering& clustering, std::span<const std::uint64_t> signatures,
                                                std::size_t min_size = 5);
 
 }  // namespace tremor::estimators

@@ -35,24 +35,24 @@ enum class FitMethod { pwm, mom, empirical_maximum };
 std::string_view to_string(FitMethod method);
 
 struct PwmDiagnostics {
-  double b0 = 0, b1 = 0, b2 = 0;   ///< of the uncentred sample
+  double b0 = 0, b1 = 0, b2 = 0;  ///< of the uncentred sample
   double l1 = 0, l2 = 0, l3 = 0, t3 = 0;
   double c = 0;
 };
 struct MomDiagnostics {
-  double mean = 0, sd = 0, skew = 0;   ///< sd with n − 1; skew as selected in MomOptions
+  double mean = 0, sd = 0, skew = 0;  ///< sd with n − 1; skew as selected in MomOptions
 };
 
 struct GevFit {
   FitMethod method = FitMethod::pwm;
   GevParams params;
   std::uint32_t flags = 0;
-  std::size_t n = 0;                 ///< finite values used
+  std::size_t n = 0;  ///< finite values used
   std::size_t dropped_non_finite = 0;
   double sample_min = 0.0;
   double sample_max = 0.0;
-  PwmDiagnostics pwm;                ///< filled by fit_pwm
-  MomDiagnostics mom;                ///< filled by fit_mom
+  PwmDiagnostics pwm;  ///< filled by fit_pwm
+  MomDiagnostics mom;  ///< filled by fit_mom
 
   [[nodiscard]] bool usable() const { return (flags & kUnusableFitFlags) == 0; }
   [[nodiscard]] bool data_non_negative() const { return sample_min >= 0.0; }
@@ -65,8 +65,8 @@ struct PwmOptions {
 GevFit fit_pwm(std::span<const double> sample, const PwmOptions& options = {});
 
 enum class SkewnessKind {
-  adjusted,   ///< G = n/((n−1)(n−2)) Σ((x−μ)/s)³ = scipy skew(bias=False); hydrology default
-  biased,     ///< g1 = m3 / m2^1.5
+  adjusted,  ///< G = n/((n−1)(n−2)) Σ((x−μ)/s)³ = scipy skew(bias=False); hydrology default
+  biased,    ///< g1 = m3 / m2^1.5
 };
 struct MomOptions {
   SkewnessKind skewness = SkewnessKind::adjusted;
@@ -77,8 +77,7 @@ GevFit fit_mom(std::span<const double> sample, const MomOptions& options = {});
 double gev_skewness(double k);
 
 /// PWM parameters from L-moments (l1, l2 > 0, t3); flags may get kPwmKOutOfRange.
-GevParams gev_from_l_moments(double l1, double l2, double t3, bool refine_by_newton,
-                             std::uint32_t& flags);
+GevParams gev_from_l_moments(double l1, double l2, double t3, bool refine_by_newton, std::uint32_t& flags);
 
 /// MOM parameters from mean, sd (> 0) and skewness: solves g(k) = skew on
 /// [−1/3 + 1e-6, 10] (TOMS 748, |Δk| < 1e-12); flags may get kKClampedLow/High.
@@ -101,7 +100,7 @@ struct DisagreementLimits {
 bool fits_disagree(const GevFit& pwm, const GevFit& mom, const DisagreementLimits& limits = {});
 
 struct FallbackFit {
-  GevFit chosen;      ///< PWM if usable, else MOM if usable, else the empirical maximum
+  GevFit chosen;  ///< PWM if usable, else MOM if usable, else the empirical maximum
   GevFit pwm;
   GevFit mom;
   bool disagreement = false;

@@ -41,8 +41,8 @@ struct VarianceInflation {
   std::size_t bandwidth = 0;       ///< Bartlett lag m
   std::size_t length = 0;          ///< finite values used
   std::size_t dropped_non_finite = 0;
-  bool estimated = false;          ///< false: too short or constant
-  bool capped = false;             ///< ratio > kMaxVarianceInflation
+  bool estimated = false;  ///< false: too short or constant
+  bool capped = false;     ///< ratio > kMaxVarianceInflation
 };
 
 /// VIF of `series` in time order. Non-finite values are dropped (and counted);

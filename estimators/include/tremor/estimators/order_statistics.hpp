@@ -24,7 +24,7 @@ struct PercentileIndices {
 PercentileIndices percentile_ci_indices(std::size_t replica_count, double ci);
 
 struct PercentileSummary {
-  double median = 0.0;   ///< median of the replicas
+  double median = 0.0;  ///< median of the replicas
   double ci_low = 0.0;
   double ci_high = 0.0;
 };

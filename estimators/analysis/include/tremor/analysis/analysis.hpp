@@ -34,7 +34,7 @@ struct GroupResult {
   bool usable = false;               // members >= min_group
   double work_min = 0.0;
   double work_max = 0.0;
-  double time_s = 0.0;               // sum of member durations
+  double time_s = 0.0;  // sum of member durations
   // Filled for usable groups only:
   double median_s = 0.0;
   double mad_s = 0.0;
@@ -44,7 +44,7 @@ struct GroupResult {
   double continuous_impact_s = 0.0;
   GevSummary pwm;
   GevSummary mom;
-  std::string chosen_fit;            // pwm / mom / empirical_maximum
+  std::string chosen_fit;  // pwm / mom / empirical_maximum
   bool fits_disagree = false;
 };
 
@@ -95,7 +95,7 @@ struct RunAnalysis {
   std::vector<std::size_t> interfered_segments;  // ascending
   std::vector<GroupResult> groups;
   std::size_t usable_groups = 0;
-  double usable_time_fraction = 0.0;   // of run time, inside usable groups
+  double usable_time_fraction = 0.0;  // of run time, inside usable groups
   double interference_percent = 0.0;
   double continuous_interference_percent = 0.0;
   estimators::InterferenceClass interference_class = estimators::InterferenceClass::low;

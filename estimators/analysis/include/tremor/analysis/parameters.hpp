@@ -38,7 +38,7 @@ struct ParameterOverrides {
 // own parsers (unknown names are ignored, bad values keep the default and add
 // a sentence to `messages`), then applies the overrides.
 AnalysisParameters parameters_from_stored_configuration(
-    const std::vector<std::pair<std::string, std::string>>& configuration,
-    const ParameterOverrides& overrides, std::vector<std::string>* messages = nullptr);
+    const std::vector<std::pair<std::string, std::string>>& configuration, const ParameterOverrides& overrides,
+    std::vector<std::string>* messages = nullptr);
 
 }  // namespace tremor::analysis
