@@ -161,6 +161,10 @@ ParseResult parse_config(EnvLookup lookup, int rank) {
         }
         expected = "a number of seconds > 0, or inf";
         break;
+      case Setting::slowdown:
+        valid = parse_nonnegative(text, 100.0, config.slowdown);
+        expected = "a factor in [0, 100]";
+        break;
       case Setting::output_dir:
         config.output_dir = std::string(text);
         break;

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <mutex>
 #include <random>
 
@@ -22,14 +23,16 @@ namespace tremor::inject {
 std::atomic<unsigned> g_active_families{0};
 thread_local unsigned t_depth __attribute__((tls_model("initial-exec"))) = 0;
 thread_local unsigned t_resolving __attribute__((tls_model("initial-exec"))) = 0;
-
-namespace {
+bool g_slowdown = false;
+thread_local double t_last_return_s __attribute__((tls_model("initial-exec"))) = 0.0;
 
 double monotonic_seconds() noexcept {
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
   return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
 }
+
+namespace {
 
 // The time window, written before injection is switched on, read-only after.
 // A helper thread switches g_active_families on at the window's start and
@@ -145,6 +148,14 @@ void* resolve_next(const char* symbol) noexcept {
   return address;
 }
 
+// The slowdown's share of a call's delay: the time since the thread's
+// previous call returned, counted from the window's start at the earliest
+// (calls outside the window leave no stamp).
+double slowdown_delay_us(const Config& config) noexcept {
+  const double since = std::max({t_last_return_s, g_init_seconds, g_init_seconds + g_window_start_s});
+  return config.slowdown * std::max(0.0, monotonic_seconds() - since) * 1e6;
+}
+
 void maybe_delay(const char* call_name) noexcept {
   if (g_window) {
     const double now_s = monotonic_seconds() - g_init_seconds;
@@ -157,8 +168,16 @@ void maybe_delay(const char* call_name) noexcept {
     std::lock_guard lock(s.mutex);
     if (g_active_families.load(std::memory_order_relaxed) == 0) return;  // finalize began
     sequence = s.eligible_calls++;
-    if (s.config.probability < 1.0 && s.uniform(s.engine) >= s.config.probability) return;
-    requested_us = draw_delay_us(s);
+    bool delayed = false;
+    if (s.config.random_delays() && (s.config.probability >= 1.0 || s.uniform(s.engine) < s.config.probability)) {
+      requested_us = draw_delay_us(s);
+      delayed = true;
+    }
+    if (g_slowdown) {
+      requested_us += slowdown_delay_us(s.config);
+      delayed = true;
+    }
+    if (!delayed) return;
     if (!s.log.reserve_one()) return;  // log full: stop injecting so the log stays complete
   }
   const double begin = monotonic_seconds();
@@ -199,6 +218,7 @@ void start_after_init() noexcept {
                       static_cast<std::uint32_t>(s.rank)};
   s.engine.seed(seeds);
   if (!s.config.injecting()) return;
+  g_slowdown = s.config.slowdown > 0.0;
   if (g_window && !start_window_timer()) {
     if (s.rank == 0) std::fprintf(stderr, "tremor-inject: cannot start the window timer thread; injection disabled.\n");
     return;

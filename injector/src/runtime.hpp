@@ -31,6 +31,18 @@ extern thread_local unsigned t_resolving __attribute__((tls_model("initial-exec"
 // outermost call of a selected family.
 void maybe_delay(const char* call_name) noexcept;
 
+// TREMOR_INJECT_SLOWDOWN is on: written once before injection starts. The
+// slowdown of a call is proportional to the time since this thread's previous
+// outermost intercepted call returned (CLOCK_MONOTONIC seconds, 0 before any).
+extern bool g_slowdown;
+extern thread_local double t_last_return_s __attribute__((tls_model("initial-exec")));
+double monotonic_seconds() noexcept;
+
+// Notes the return of an outermost call, also for void-returning calls.
+struct ReturnStamp {
+  ~ReturnStamp() { t_last_return_s = monotonic_seconds(); }
+};
+
 // Resolves the next definition of `symbol` after this library, once.
 void* resolve_next(const char* symbol) noexcept;
 
@@ -61,7 +73,10 @@ inline auto intercept(unsigned family, const char* call_name, void* next, Forwar
   if (active == 0) [[likely]]
     return forward(next);
   DepthGuard guard;
-  if (guard.outermost() && (active & family) != 0) maybe_delay(call_name);
+  if (!guard.outermost()) return forward(next);
+  if ((active & family) != 0) maybe_delay(call_name);
+  if (!g_slowdown) return forward(next);
+  ReturnStamp stamp;
   return forward(next);
 }
 

@@ -10,8 +10,8 @@ and set explicitly per run. Usage:
 
   inject_check.py CHECK --mpiexec EXE [--flag F ...] --program WORKLOAD
 
-CHECK is one of: count, timing, selection, window, seed, badconfig, stacked,
-threads.
+CHECK is one of: count, timing, selection, window, slowdown, seed, badconfig,
+stacked, threads.
 """
 import argparse
 import csv
@@ -203,6 +203,37 @@ def check_window(opts, work):
               f"rank {rank}: delay outside [{after}, {after + length}) s: {min(times, default=0)}..{max(times, default=0)}")
 
 
+def check_slowdown(opts, work):
+    """A persistent slow rank: each barrier on rank 1 waits factor x the sleep before it, every time,
+    whatever the probability; rank 0 is untouched. A window limits it like any delay."""
+    n, pause_ms, factor = 40, 20, 0.5
+    result = run(opts, ["window", str(n), str(pause_ms)],
+                 injecting(work, slowdown=factor, probability=0, calls="coll", ranks="1"))
+    expect_success(result, "slowdown run")
+    logs = read_logs(work)
+    check(not logs.get(0), f"rank 0 was delayed {len(logs.get(0, []))} times")
+    barriers = [r for r in logs.get(1, []) if r["call"] == "MPI_Barrier"]
+    check(len(barriers) >= n, f"rank 1: {len(barriers)} barrier delays for {n} barriers")
+    # The time since the previous return is the sleep (>= pause) plus the loop's overhead.
+    requested_ms = sorted(float(r["requested_us"]) / 1e3 for r in barriers[1:])
+    median_ms = requested_ms[len(requested_ms) // 2] if requested_ms else 0.0
+    check(factor * pause_ms <= median_ms <= factor * pause_ms * 1.5,
+          f"rank 1: median slowdown delay {median_ms:.2f} ms, expected about {factor * pause_ms} ms")
+    for row in barriers:
+        check(float(row["spent_us"]) >= 0.9 * float(row["requested_us"]),
+              f"rank 1: spent {row['spent_us']} us of {row['requested_us']} requested")
+    windowed = os.path.join(work, "windowed")
+    os.mkdir(windowed)
+    after, length = 0.3, 0.3
+    result = run(opts, ["window", str(n), str(pause_ms)],
+                 injecting(windowed, slowdown=factor, probability=0, calls="coll", ranks="1", after_s=after,
+                           for_s=length))
+    expect_success(result, "windowed slowdown run")
+    times = [float(r["time_s"]) for r in read_logs(windowed).get(1, [])]
+    check(3 <= len(times) < n - 5, f"windowed slowdown: {len(times)} delays")
+    check(all(after <= t < after + length for t in times), f"windowed slowdown: delay outside the window")
+
+
 def delay_sequence(directory):
     return {rank: [(r["sequence"], r["call"], r["requested_us"]) for r in rows]
             for rank, rows in read_logs(directory).items()}
@@ -300,7 +331,7 @@ def check_badconfig(opts, work):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("check", choices=["count", "timing", "selection", "window", "seed", "badconfig", "stacked", "threads"])
+    parser.add_argument("check", choices=["count", "timing", "selection", "window", "slowdown", "seed", "badconfig", "stacked", "threads"])
     parser.add_argument("--mpiexec", required=True)
     parser.add_argument("--flag", action="append", default=[])
     parser.add_argument("--program", required=True)

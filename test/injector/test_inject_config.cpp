@@ -105,11 +105,29 @@ TEST_CASE("time window") {
   CHECK_FALSE(parse_config(&lookup, 0).ok);
 }
 
+TEST_CASE("a slowdown injects on its own, on the selected ranks only") {
+  g_environment = {{"TREMOR_INJECT_SLOWDOWN", "0.25"}, {"TREMOR_INJECT_PROBABILITY", "0"}};
+  ParseResult result = parse_config(&lookup, 0);
+  REQUIRE(result.ok);
+  CHECK(result.config.slowdown == 0.25);
+  CHECK_FALSE(result.config.random_delays());
+  CHECK(result.config.injecting());
+  g_environment = {{"TREMOR_INJECT_SLOWDOWN", "0.25"}, {"TREMOR_INJECT_RANKS", "1"}};
+  CHECK_FALSE(parse_config(&lookup, 0).config.injecting());
+  CHECK(parse_config(&lookup, 1).config.injecting());
+  for (const char* bad : {"-0.1", "101", "slow", "nan"}) {
+    INFO(bad);
+    g_environment = {{"TREMOR_INJECT_SLOWDOWN", bad}};
+    CHECK_FALSE(parse_config(&lookup, 0).ok);
+  }
+}
+
 TEST_CASE("every bad value is named in the one message") {
   const std::map<std::string, std::string> bad_values{
       {"TREMOR_INJECT_MEAN_US", "fast"},   {"TREMOR_INJECT_SD_US", "-5"},     {"TREMOR_INJECT_PROBABILITY", "1.5"},
       {"TREMOR_INJECT_CALLS", "p2p,disk"}, {"TREMOR_INJECT_RANKS", "3-1"},    {"TREMOR_INJECT_SEED", "-1"},
-      {"TREMOR_INJECT_MODE", "nap"},       {"TREMOR_INJECT_AFTER_S", "soon"}, {"TREMOR_INJECT_FOR_S", "0"}};
+      {"TREMOR_INJECT_MODE", "nap"},       {"TREMOR_INJECT_AFTER_S", "soon"}, {"TREMOR_INJECT_FOR_S", "0"},
+      {"TREMOR_INJECT_SLOWDOWN", "-1"}};
   for (const auto& [name, value] : bad_values) {
     INFO(name << "=" << value);
     g_environment = {{"TREMOR_INJECT_MEAN_US", "100"}};

@@ -33,6 +33,7 @@ enum class Setting : std::size_t {
   mode,
   after_s,
   for_s,
+  slowdown,
   output_dir,
   count_
 };
@@ -56,6 +57,10 @@ inline constexpr std::array<SettingInfo, static_cast<std::size_t>(Setting::count
      "How a delay is spent: sleep (clock_nanosleep, frees the core) or spin (busy wait)."},
     {"TREMOR_INJECT_AFTER_S", "0", "Start of the injection window, seconds after MPI_Init returned (>= 0)."},
     {"TREMOR_INJECT_FOR_S", "inf", "Length of the injection window in seconds (> 0), or inf for no end."},
+    {"TREMOR_INJECT_SLOWDOWN", "0",
+     "Persistent slow rank: each eligible call on the selected ranks first waits this factor times the time "
+     "since the thread's previous intercepted call returned (0.2: the code between calls runs 20 % slower). "
+     "In [0, 100]; independent of MEAN_US, SD_US and PROBABILITY, and limited by the window."},
     {"TREMOR_OUTPUT_DIR", ".", "Directory of the per-rank delay logs (tremor-inject_*.csv)."},
 }};
 
@@ -76,14 +81,15 @@ struct Config {
   std::uint64_t seed = 1;
   DelayMode mode = DelayMode::sleep;
   double after_s = 0.0;
-  double for_s = 0.0;    // meaningful only when has_end is true
-  bool has_end = false;  // false: window never closes (inf)
+  double for_s = 0.0;     // meaningful only when has_end is true
+  bool has_end = false;   // false: window never closes (inf)
+  double slowdown = 0.0;  // factor of the time since the previous call's return
   std::string output_dir = ".";
 
+  // True when random delays are drawn (a mean or SD and a probability above 0).
+  bool random_delays() const noexcept { return (mean_us > 0.0 || sd_us > 0.0) && probability > 0.0; }
   // True when this rank can inject at all.
-  bool injecting() const noexcept {
-    return (mean_us > 0.0 || sd_us > 0.0) && probability > 0.0 && families != 0 && rank_selected;
-  }
+  bool injecting() const noexcept { return (random_delays() || slowdown > 0.0) && families != 0 && rank_selected; }
   // True when a time window restricts injection (needs a clock read per call).
   bool has_window() const noexcept { return after_s > 0.0 || has_end; }
 };
