@@ -32,7 +32,7 @@ GevFit fit_by(FitMethod method, std::span<const double> sample) {
 
 FitMethod other_gev_method(FitMethod method) { return method == FitMethod::mom ? FitMethod::pwm : FitMethod::mom; }
 
-// Projections of one sample with the fallback order of STATISTICS.md §1d:
+// Projections of one sample with the fallback order of docs/statistics.md#validity-and-fallback:
 // the method's own fit, else the other GEV method, else the empirical
 // expected maximum (no GEV). `fell_back[f]` tells whether factor f needed it.
 // Why every replica gets a value: a fit breaks on the replicas that hold the

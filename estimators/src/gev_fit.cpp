@@ -1,4 +1,4 @@
-// Flags, projections, disagreement and the fallback order (STATISTICS.md §1d, §2).
+// Flags, projections, disagreement and the fallback order (docs/statistics.md#validity-and-fallback).
 #include "tremor/estimators/gev_fit.hpp"
 
 #include <array>

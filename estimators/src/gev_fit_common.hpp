@@ -15,7 +15,7 @@ std::vector<double> prepare_sample(std::span<const double> sample, GevFit& fit);
 /// Sets the point-mass answer for an all-equal sample.
 void set_degenerate(GevFit& fit, double mean);
 
-/// Applies the §1d validity rules to fitted parameters.
+/// Applies the validity rules (docs/statistics.md#validity-and-fallback) to fitted parameters.
 void apply_validity_rules(GevFit& fit);
 
 /// True when the spread is at most 1e-12 of the largest magnitude.

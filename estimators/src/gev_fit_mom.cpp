@@ -1,4 +1,4 @@
-// Method-of-moments GEV fit (STATISTICS.md §1b).
+// Method-of-moments GEV fit (docs/statistics.md#mom).
 #include "fast_gamma.hpp"
 #include <boost/math/tools/roots.hpp>
 #include <array>

@@ -1,4 +1,4 @@
-// Probability-weighted-moment GEV fit (STATISTICS.md §1a).
+// Probability-weighted-moment GEV fit (docs/statistics.md#pwm).
 #include "fast_gamma.hpp"
 #include <cmath>
 #include <numbers>
@@ -66,7 +66,7 @@ GevFit fit_pwm(std::span<const double> sample, const PwmOptions& options) {
   const double centre = n % 2 == 1 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
   const double nd = static_cast<double>(n);
   double b0 = 0.0, b1 = 0.0, b2 = 0.0;
-  for (std::size_t j = 0; j < n; ++j) {  // j is the 0-based order, i.e. (j−1) of §1a
+  for (std::size_t j = 0; j < n; ++j) {  // j is the 0-based order, i.e. (j−1) of the PWM formulas
     const double value = x[j] - centre;
     const double jd = static_cast<double>(j);
     b0 += value;

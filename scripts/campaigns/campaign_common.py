@@ -31,7 +31,7 @@ def ensure_debian_python():
 
 
 def probability_high(percent):
-    """Logistic p(high) of STATISTICS.md §6, evaluated without overflow."""
+    """Logistic p(high) of docs/statistics.md#classification, evaluated without overflow."""
     z = -LOGISTIC_K * (percent - LOGISTIC_X0)
     if z <= 0:
         return 1.0 / (1.0 + math.exp(z))

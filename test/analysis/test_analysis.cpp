@@ -16,7 +16,7 @@ using tremor::test::SyntheticSpec;
 
 namespace {
 
-// Independent reference of STATISTICS.md §5 on one group (sort-based).
+// Independent reference of docs/statistics.md#mad-rule on one group (sort-based).
 struct Reference {
   double threshold = 0.0;
   std::vector<std::size_t> interfered;

@@ -1,4 +1,4 @@
-// Deliberately simple O(B) / O(N^2) versions of STATISTICS.md §7, written
+// Deliberately simple O(B) / O(N^2) versions of docs/statistics.md#quantization, written
 // straight from the text, to compare the fast implementations against.
 #pragma once
 #include <algorithm>

@@ -1,11 +1,11 @@
 // GEV fits per usable group and predictions of the total run time at larger
-// process counts (DESIGN.md "Analysis" step 6).
+// process counts (docs/statistics.md#prediction).
 //
 // Samples. A segment's duration is already a maximum over the P ranks, so f×
 // processes make each segment the maximum of f such maxima: the expected
-// maximum at m = f of the group's segment maxima. STATISTICS.md §7 says maxima
-// must come from raw values or bin maxima, never from bin representatives
-// (means of merged values, which shrink the tail), so fits and projections
+// maximum at m = f of the group's segment maxima. Maxima must come from raw
+// values or bin maxima, never from bin representatives (means of merged
+// values, which shrink the tail; docs/statistics.md#quantization), so fits and projections
 // use duration_upper_s (max over ranks of the duration bin max). The same
 // column is subtracted from the run time, so the non-parametric prediction at
 // f = 1 reproduces the run time exactly.
@@ -156,7 +156,7 @@ std::vector<std::vector<est::RankSamples>> per_rank_arrivals(const RunData& run,
 // replicas, so a fit that breaks on it breaks on about that share. Smooth
 // maxima that are merely not GEV break far less often (scale campaign: ≤ 15 %
 // for Normal, lognormal and constant sleeps; ≤ 2.2 % for GEV samples,
-// STATISTICS.md §1d). A third separates the two.
+// docs/statistics.md#validity-and-fallback). A third separates the two.
 constexpr double kFallbackShareWarning = 1.0 / 3.0;
 
 void warn_if_fit_misses_extremes(RunAnalysis& analysis, const std::string& method, const MethodTotals& totals) {

@@ -1,4 +1,4 @@
-// The one configuration table (STYLE.md §5). Every TREMOR_* setting is one
+// The one configuration table (docs/design.md#one-table-per-concept). Every TREMOR_* setting is one
 // entry: name, default, meaning and parser. Parsing, the validation messages,
 // `tremor config`, the README table and the effective configuration saved in
 // every output file all come from kSettings.

@@ -1,4 +1,5 @@
-// Unique output names: no run ever overwrites another's files (DESIGN.md).
+// Unique output names: no run ever overwrites another's files
+// (docs/design.md#never-hurt-the-host).
 #pragma once
 #include <filesystem>
 #include <optional>

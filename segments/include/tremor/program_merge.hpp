@@ -1,4 +1,4 @@
-// Program-wide bin merge (STATISTICS.md §7): a pure function of every rank's
+// Program-wide bin merge (docs/statistics.md#quantization): a pure function of every rank's
 // finalised BinTable for one metric, so the result is reproducible whatever
 // the gather order or the number of ranks.
 #pragma once

@@ -1,4 +1,5 @@
-// Streaming histogram quantizer (STATISTICS.md §7, Ben-Haim & Tom-Tov 2010).
+// Streaming histogram quantizer (docs/statistics.md#quantization,
+// Ben-Haim & Tom-Tov 2010).
 //
 // Bins are kept as parallel arrays sorted by rep = sum/count. An insert is a
 // binary search and, when the table is full, a look-up of the closest pair of

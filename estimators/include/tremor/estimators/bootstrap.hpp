@@ -1,4 +1,4 @@
-// Maxima bootstraps (STATISTICS.md §3) and parametric GEV bootstraps that
+// Maxima bootstraps (docs/statistics.md#bootstraps) and parametric GEV bootstraps that
 // project maxima to larger process counts with EMMA.
 //
 // Randomness: callers pass a std::mt19937_64 (e.g. seeded with seed ^ rank);
@@ -64,7 +64,7 @@ std::vector<ScalePrediction> nonparametric_projection(std::span<const double> sa
 
 /// Parametric bootstrap: resample with replacement, refit (PWM or MOM), project with EMMA to m.
 /// A replica whose refit is unusable or whose projection is invalid takes the fallback order of
-/// STATISTICS.md §1d (the other GEV method, then the empirical expected maximum) and is counted
+/// docs/statistics.md#validity-and-fallback (the other GEV method, then the empirical expected maximum) and is counted
 /// in replicas_failed; it is never skipped, which would bias the interval against the extremes
 /// that break fits. `point` is the same estimate on the full sample.
 std::vector<ScalePrediction> parametric_projection(std::span<const double> sample, std::span<const double> factors,

@@ -1,4 +1,4 @@
-// Relative-distance 1-D clustering (STATISTICS.md §4) and grouping of clusters
+// Relative-distance 1-D clustering (docs/statistics.md#clustering) and grouping of clusters
 // by exact communication/I-O signature.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Generalized extreme value distribution in Hosking's parameterisation
-// (STATISTICS.md §0, §2): location `loc` (ξ), scale `scale` (α), shape `k`.
+// (docs/statistics.md#gev-fits, #emma): location `loc` (ξ), scale `scale` (α), shape `k`.
 // Hosking k equals scipy.stats.genextreme's c and is minus Coles' ξ.
 //   k > 0: bounded upper tail (Weibull type), k < 0: heavy tail (Fréchet type).
 #pragma once
@@ -40,7 +40,7 @@ enum class GevType { gumbel, frechet, weibull };
 
 /// Our tolerance for calling a fitted shape "Gumbel": |k| < 0.05. The PWM
 /// polynomial alone is accurate to 9e-4 and a sample of 15 maxima gives k an SD
-/// of 0.14–0.35 (STATISTICS.md §1d), so only a small band is labelled Gumbel:
+/// of 0.14–0.35 (docs/statistics.md#validity-and-fallback), so only a small band is labelled Gumbel:
 /// at |k| = 0.05 EMMA(16) moves by about 0.27 α from the Gumbel value, the size
 /// of difference a user would still call "light-tailed".
 inline constexpr double kGumbelTypeTolerance = 0.05;

@@ -1,5 +1,5 @@
 // GEV fitting by probability-weighted moments and by the method of moments,
-// validity flags, fallback order and PWM/MOM disagreement (STATISTICS.md §1, §2).
+// validity flags, fallback order and PWM/MOM disagreement (docs/statistics.md#gev-fits).
 #pragma once
 
 #include <cstddef>
@@ -12,7 +12,7 @@
 
 namespace tremor::estimators {
 
-/// Bit flags of a fit (STATISTICS.md §1d). Several can be set at once.
+/// Bit flags of a fit (docs/statistics.md#validity-and-fallback). Several can be set at once.
 enum FitFlag : std::uint32_t {
   kInsufficientN = 1u << 0,          ///< n < 3: no fit
   kLowN = 1u << 1,                   ///< 3 <= n < 15
@@ -83,7 +83,7 @@ GevParams gev_from_l_moments(double l1, double l2, double t3, bool refine_by_new
 /// [−1/3 + 1e-6, 10] (TOMS 748, |Δk| < 1e-12); flags may get kKClampedLow/High.
 GevParams gev_from_moments(double mean, double sd, double skew, std::uint32_t& flags);
 
-/// A projected maximum with the validity rule of §1d: a fit on non-negative
+/// A projected maximum with the validity rule of docs/statistics.md#validity-and-fallback: a fit on non-negative
 /// data that predicts a negative (or non-finite) value is invalid, never clamped.
 struct Projection {
   double value = 0.0;

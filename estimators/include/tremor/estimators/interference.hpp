@@ -1,4 +1,5 @@
-// Interference detection and run classification (STATISTICS.md §5, §6).
+// Interference detection and run classification (docs/statistics.md#mad-rule,
+// #continuous-interference, #classification).
 //
 // Two separate measures are reported for a group of comparable segments:
 //  * 4·MAD interference: segments slower than median + factor·MAD are

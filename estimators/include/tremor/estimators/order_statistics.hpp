@@ -1,4 +1,4 @@
-// Order statistics shared by the estimators (STATISTICS.md §3 and §5).
+// Order statistics shared by the estimators (docs/statistics.md#bootstraps, #mad-rule).
 #pragma once
 
 #include <cstddef>
