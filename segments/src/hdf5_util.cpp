@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace tremor::hdf5 {
 namespace {
@@ -133,10 +134,14 @@ bool write_attribute(hid_t object, const std::string& name, hid_t memory_type, c
 }
 
 bool write_string_attribute(hid_t object, const std::string& name, std::string_view text, std::string& error) {
-  const std::string copy(text);
-  const char* pointer = copy.c_str();
-  Handle type = variable_string_type();
-  return write_attribute(object, name, type.get(), &pointer, error);
+  // Fixed-length, like write_strings: a variable-length attribute lives in the
+  // global heap, and HDF5 1.10 crashes reading a corrupted one.
+  const std::string copy = text.empty() ? std::string(1, '\0') : std::string(text);
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), copy.size());
+  H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  return write_attribute(object, name, type.get(), copy.data(), error);
 }
 
 bool read_numeric(hid_t location, const std::string& name, hid_t memory_type, bool integer, int rank,
@@ -243,11 +248,27 @@ bool read_string_attribute(hid_t object, const std::string& name, std::string& t
   Handle attribute(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose);
   Handle file_type(H5Aget_type(attribute.get()), H5Tclose);
   Handle space(H5Aget_space(attribute.get()), H5Sclose);
-  if (!attribute.valid() || H5Tget_class(file_type.get()) != H5T_STRING || H5Tis_variable_str(file_type.get()) <= 0 ||
+  if (!attribute.valid() || H5Tget_class(file_type.get()) != H5T_STRING ||
       H5Sget_simple_extent_npoints(space.get()) != 1) {
-    error = "attribute " + where(name) + " is not a scalar variable-length string";
+    error = "attribute " + where(name) + " is not a scalar string";
     return false;
   }
+  if (H5Tis_variable_str(file_type.get()) == 0) {
+    const std::size_t width = H5Tget_size(file_type.get());
+    if (width == 0 || width > (std::size_t{1} << 24)) {
+      error = "attribute " + where(name) + " has an implausible size";
+      return false;
+    }
+    std::vector<char> buffer(width, '\0');
+    // The file's own type: strings need no conversion, and HDF5 converts no character sets.
+    if (H5Aread(attribute.get(), file_type.get(), buffer.data()) < 0) {
+      error = "cannot read attribute " + where(name);
+      return false;
+    }
+    text.assign(buffer.data(), strnlen(buffer.data(), width));
+    return true;
+  }
+  // Variable-length: files written before the attributes became fixed-length.
   char* pointer = nullptr;
   Handle type = variable_string_type();
   if (H5Aread(attribute.get(), type.get(), &pointer) < 0) {

@@ -74,7 +74,8 @@ def main():
                         problems.append(f"missing attribute {name}")
                         continue
                     value = f[owner].attrs[attribute]
-                    ok = isinstance(value, str) if dtype == "string" else np.asarray(value).dtype == np.dtype(dtype)
+                    # Fixed-length string attributes: h5py gives numpy.bytes_.
+                    ok = isinstance(value, bytes) if dtype == "string" else np.asarray(value).dtype == np.dtype(dtype)
                     if not ok:
                         problems.append(f"{name}: got {type(value).__name__} {np.asarray(value).dtype}, documented {dtype}")
                     continue

@@ -69,7 +69,7 @@ with tempfile.TemporaryDirectory() as output_dir:
     run_file = single_run_file(output_dir)
     if run_file:
         with h5py.File(run_file, "r") as handle:
-            check(handle.attrs["mpi_flavour"] == options.build_flavour, "run file has this build's flavour")
+            check(bytes(handle.attrs["mpi_flavour"]).decode() == options.build_flavour, "run file has this build's flavour")
             check(int(handle.attrs["world_size"]) == 2, "two processes recorded")
             check(len(handle["segments/duration_s"]) >= 30, "one segment per allreduce")
             ranks = handle["injection/rank"][()]
