@@ -30,6 +30,21 @@ def ensure_debian_python():
         raise
 
 
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def portable_paths(value):
+    """The campaign's settings with paths inside the repository made relative to its root, so a
+    committed campaign.json names no path of the machine that ran it."""
+    if isinstance(value, str):
+        return value.replace(REPOSITORY + os.sep, "")
+    if isinstance(value, list):
+        return [portable_paths(item) for item in value]
+    if isinstance(value, dict):
+        return {key: portable_paths(item) for key, item in value.items()}
+    return value
+
+
 def probability_high(percent):
     """Logistic p(high) of docs/statistics.md#classification, evaluated without overflow."""
     z = -LOGISTIC_K * (percent - LOGISTIC_X0)

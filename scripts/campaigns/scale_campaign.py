@@ -267,7 +267,7 @@ def write_results(output, runs, predictions, names, base_np, target_np, repetiti
         ["cv_of_medians_percent: standard deviation / mean of the predicted medians over the base repetitions; "
          "median_interval_width_percent: (high − low) / median."])
     with open(os.path.join(output, "campaign.json"), "w") as handle:
-        json.dump(settings, handle, indent=1)
+        json.dump(common.portable_paths(settings), handle, indent=1)
     for name in names:
         plot(name, runs, predictions, output)
     with open(os.path.join(output, "coverage.md")) as handle:
