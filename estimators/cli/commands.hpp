@@ -41,6 +41,11 @@ RecoveredInput recover_from_spills(const std::vector<std::string>& names, const 
 
 void register_fit(CLI::App& app);
 void register_predict(CLI::App& app);
+void register_plot(CLI::App& app);
+// `tremor plot ARGS`: replaces this process with tremor-plot ARGS; throws
+// CommandFailure (exit 127) if tremor-plot cannot be found or run.
+inline constexpr const char* kPlotCommand = "plot";
+[[noreturn]] void run_plot(const std::vector<std::string>& arguments);
 void register_analyze(CLI::App& app);
 void register_config(CLI::App& app);
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <ctime>
+#include <thread>
 
 namespace tremor::counters::testing {
 
@@ -21,6 +22,31 @@ inline void spin_cpu(std::uint64_t cpu_ns, std::chrono::seconds wall_cap = std::
   const auto give_up = std::chrono::steady_clock::now() + wall_cap;
   volatile std::uint64_t sink = 0;
   while (process_cpu_ns() < target && std::chrono::steady_clock::now() < give_up) sink = sink + 1;
+}
+
+struct ThreadDeltas {
+  std::uint64_t busy = 0;      // the thread that used 50 ms of CPU
+  std::uint64_t sleeping = 0;  // the thread that slept 100 ms
+};
+
+// How far a per-thread counter (source.read()) advances in two threads that
+// run at once, one busy and one asleep: each must see only its own time.
+template <typename Source>
+ThreadDeltas busy_and_sleeping_thread_deltas(const Source& source) {
+  ThreadDeltas deltas;
+  std::thread busy([&] {
+    const std::uint64_t before = source.read();
+    spin_cpu(50'000'000);
+    deltas.busy = source.read() - before;
+  });
+  std::thread sleeper([&] {
+    const std::uint64_t before = source.read();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    deltas.sleeping = source.read() - before;
+  });
+  busy.join();
+  sleeper.join();
+  return deltas;
 }
 
 }  // namespace tremor::counters::testing

@@ -12,7 +12,9 @@
 using tremor::counters::CounterSource;
 using tremor::counters::open_counter_source;
 using tremor::counters::SourceKind;
+using tremor::counters::testing::busy_and_sleeping_thread_deltas;
 using tremor::counters::testing::spin_cpu;
+using tremor::counters::testing::ThreadDeltas;
 using namespace std::chrono_literals;
 
 namespace {
@@ -87,24 +89,11 @@ TEST_CASE("thread CPU time tracks busy time, not sleep", "[counters][fallback]")
 
 TEST_CASE("each thread reads its own CPU time", "[counters][fallback][threads]") {
   const CounterSource source = open_counter_source(GENERATE(as<std::string>{}, "cputime", "cputime_syscall")).source;
-  std::uint64_t busy_delta = 0;
-  std::uint64_t sleeper_delta = 0;
   const std::uint64_t main_before = source.read();
-  std::thread busy([&] {
-    const std::uint64_t before = source.read();
-    spin_cpu(50'000'000);
-    busy_delta = source.read() - before;
-  });
-  std::thread sleeper([&] {
-    const std::uint64_t before = source.read();
-    std::this_thread::sleep_for(100ms);
-    sleeper_delta = source.read() - before;
-  });
-  busy.join();
-  sleeper.join();
+  const ThreadDeltas deltas = busy_and_sleeping_thread_deltas(source);
   const std::uint64_t main_delta = source.read() - main_before;
-  CHECK(busy_delta >= 10 * ns_per_ms);
-  CHECK(busy_delta <= 200 * ns_per_ms);
-  CHECK(sleeper_delta < 5 * ns_per_ms);
+  CHECK(deltas.busy >= 10 * ns_per_ms);
+  CHECK(deltas.busy <= 200 * ns_per_ms);
+  CHECK(deltas.sleeping < 5 * ns_per_ms);
   CHECK(main_delta < 5 * ns_per_ms);  // blocked in join: the busy thread's time is not ours
 }

@@ -6,7 +6,6 @@
 #include <sde_lib.h>
 
 #include <atomic>
-#include <chrono>
 #include <latch>
 #include <thread>
 #include <vector>
@@ -17,8 +16,8 @@
 using tremor::counters::CounterSource;
 using tremor::counters::open_counter_source;
 using tremor::counters::SourceKind;
-using tremor::counters::testing::spin_cpu;
-using namespace std::chrono_literals;
+using tremor::counters::testing::busy_and_sleeping_thread_deltas;
+using tremor::counters::testing::ThreadDeltas;
 
 namespace {
 
@@ -123,23 +122,9 @@ TEST_CASE("a perf_event software event counts per thread where it starts", "[cou
     WARN("perf::TASK-CLOCK unusable here: " << opened.explanation);
     return;
   }
-  const CounterSource& source = opened.source;
-  std::uint64_t busy_delta = 0;
-  std::uint64_t sleeper_delta = 0;
-  std::thread busy([&] {
-    const std::uint64_t before = source.read();
-    spin_cpu(50'000'000);
-    busy_delta = source.read() - before;
-  });
-  std::thread sleeper([&] {
-    const std::uint64_t before = source.read();
-    std::this_thread::sleep_for(100ms);
-    sleeper_delta = source.read() - before;
-  });
-  busy.join();
-  sleeper.join();
+  const ThreadDeltas deltas = busy_and_sleeping_thread_deltas(opened.source);
   // TASK-CLOCK counts ns of the thread's CPU time.
-  CHECK(busy_delta >= 10'000'000);
-  CHECK(busy_delta <= 200'000'000);
-  CHECK(sleeper_delta < 5'000'000);
+  CHECK(deltas.busy >= 10'000'000);
+  CHECK(deltas.busy <= 200'000'000);
+  CHECK(deltas.sleeping < 5'000'000);
 }

@@ -22,7 +22,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -30,7 +29,7 @@ import h5py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from launch import mpi_command, preloaded  # noqa: E402
+from launch import mpi_command, run_preloaded  # noqa: E402
 from run_app import CheckFailed, fail, per_rank_features, text  # noqa: E402  (shared with the integration tests)
 
 
@@ -38,12 +37,11 @@ def run(opts, program, env_extra, cwd=None, timeout=240):
     env = dict(os.environ, TREMOR_REPORT="none")
     env.pop("LD_PRELOAD", None)
     env.update(env_extra)
-    command, env = preloaded(mpi_command(opts.launcher, opts.np, program), env)
-    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    result = run_preloaded(mpi_command(opts.launcher, opts.np, program), env, timeout, cwd=cwd)
     if result.returncode != 0:
         sys.stdout.write(result.stdout)
         sys.stderr.write(result.stderr)
-        fail(f"{' '.join(command)} exited with {result.returncode}")
+        fail(f"{' '.join(result.args)} exited with {result.returncode}")
     return result
 
 

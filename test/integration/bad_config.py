@@ -10,11 +10,10 @@ usage: bad_config.py --launcher CMD --np N --preload LIB -- PROGRAM ARGS...
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
-from launch import mpi_command, preloaded  # same folder
+from launch import add_launch_arguments, environment_without_tremor, launched_program, mpi_command, run_preloaded
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG_SOURCE = os.path.join(HERE, "..", "..", "segments", "config.cpp")
@@ -28,20 +27,15 @@ def settings():
 
 
 def run(command, env):
-    command, env = preloaded(command, env)
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    return run_preloaded(command, env, timeout=120)
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--launcher", required=True)
-    parser.add_argument("--np", type=int, default=2)
-    parser.add_argument("--preload", required=True)
-    parser.add_argument("program", nargs=argparse.REMAINDER)
+    add_launch_arguments(parser)
     opts = parser.parse_args()
-    program = opts.program[1:] if opts.program[:1] == ["--"] else opts.program
-    command = mpi_command(opts.launcher, opts.np, program)
-    base_env = {k: v for k, v in os.environ.items() if not k.startswith("TREMOR_")}
+    command = mpi_command(opts.launcher, opts.np, launched_program(opts))
+    base_env = environment_without_tremor()
     baseline = run(command, base_env)
     failures = []
     failed_cases = set()

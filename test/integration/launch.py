@@ -1,4 +1,5 @@
-"""How the test drivers start an MPI program with a library preloaded.
+"""How the test drivers start an MPI program with a library preloaded, and
+the command line and environment they share.
 
 Normally LD_PRELOAD is in the launcher's environment, so the launcher, its
 proxies and any shell on the way have Tremor loaded too (and must stay inert).
@@ -9,8 +10,10 @@ through libhdf5 -> libcurl, waits on a setlocale lock), so there LD_PRELOAD
 reaches the ranks only: env(1) sets it between the launcher and the program,
 and the ranks, built with the sanitizer, run instrumented Tremor.
 """
+import argparse
 import os
 import shlex
+import subprocess
 
 RANKS_ONLY = os.environ.get("TREMOR_TEST_PRELOAD_RANKS_ONLY") == "1"
 
@@ -28,3 +31,29 @@ def preloaded(command, env):
     program_at = command.index("-n") + 2
     env = {k: v for k, v in env.items() if k != "LD_PRELOAD"}
     return command[:program_at] + ["env", "LD_PRELOAD=" + preload] + command[program_at:], env
+
+
+def run_preloaded(command, env, timeout, **options):
+    """Runs COMMAND (from mpi_command) as preloaded() arranges it, capturing its text
+    output; the result's args is the command that ran."""
+    command, env = preloaded(command, env)
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, **options)
+
+
+def environment_without_tremor(*also_removed):
+    """This process's environment without any TREMOR_* setting (nor the names in
+    also_removed): each run then gets exactly the settings the driver gives it."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("TREMOR_") and k not in also_removed}
+
+
+def add_launch_arguments(parser):
+    """--launcher CMD [--np N] --preload LIB [--] PROGRAM ARGS..., read back with launched_program()."""
+    parser.add_argument("--launcher", required=True)
+    parser.add_argument("--np", type=int, default=2)
+    parser.add_argument("--preload", required=True)
+    parser.add_argument("program", nargs=argparse.REMAINDER)
+
+
+def launched_program(opts):
+    """PROGRAM ARGS... of add_launch_arguments, without the `--` before them."""
+    return opts.program[1:] if opts.program[:1] == ["--"] else opts.program

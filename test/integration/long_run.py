@@ -17,14 +17,13 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
 
 import h5py
 
-from launch import mpi_command, preloaded  # same folder
+from launch import environment_without_tremor, mpi_command, run_preloaded  # same folder
 
 BASELINE_SEGMENTS = 1000
 
@@ -35,14 +34,12 @@ def fail(message):
 
 
 def run_app(opts, app, barriers, out):
-    env = dict({k: v for k, v in os.environ.items() if not k.startswith("TREMOR_")},
-               LD_PRELOAD=opts.preload, TREMOR_OUTPUT_DIR=out, TREMOR_REPORT="none")
-    command, env = preloaded(mpi_command(opts.launcher, 1, app + [str(barriers)]), env)
+    env = dict(environment_without_tremor(), LD_PRELOAD=opts.preload, TREMOR_OUTPUT_DIR=out, TREMOR_REPORT="none")
     start = time.monotonic()
-    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1200)
+    result = run_preloaded(mpi_command(opts.launcher, 1, app + [str(barriers)]), env, timeout=1200)
     seconds = time.monotonic() - start
     if result.returncode != 0:
-        fail(f"{' '.join(command)} exited {result.returncode}: {result.stderr[-2000:]}")
+        fail(f"{' '.join(result.args)} exited {result.returncode}: {result.stderr[-2000:]}")
     match = re.search(r"peak_rss_kb (\d+)", result.stdout)
     if not match:
         fail(f"no peak_rss_kb line in the program's output: {result.stdout!r}")

@@ -29,7 +29,7 @@ import tempfile
 
 import h5py
 
-from launch import mpi_command, preloaded  # same folder
+from launch import add_launch_arguments, environment_without_tremor, launched_program, mpi_command, run_preloaded
 from robustness import finish  # same folder: the shared verdict
 
 LAUNCH_TIMEOUT_S = 60
@@ -43,12 +43,11 @@ def check(condition, message):
 
 
 def run(command, env, timeout=LAUNCH_TIMEOUT_S):
-    command, env = preloaded(command, env)
     try:
-        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout,
-                              preexec_fn=lambda: os.umask(0))  # files show the mode Tremor asked for
-    except subprocess.TimeoutExpired:
-        check(False, f"{' '.join(command)} did not return within {timeout} s (hang)")
+        return run_preloaded(command, env, timeout,
+                             preexec_fn=lambda: os.umask(0))  # files show the mode Tremor asked for
+    except subprocess.TimeoutExpired as hang:
+        check(False, f"{' '.join(hang.cmd)} did not return within {timeout} s (hang)")
         return None
 
 
@@ -164,18 +163,14 @@ def full_fs_case(opts, command, base_env, tremor_env, out):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--case", required=True, choices=["abort", "exit", "kill", "finished", "full-fs"])
-    parser.add_argument("--launcher", required=True)
-    parser.add_argument("--np", type=int, default=2)
-    parser.add_argument("--preload", required=True)
     parser.add_argument("--tremor", required=True)
     parser.add_argument("--at", type=int, default=30)
     parser.add_argument("--fsize", type=int, default=32 * 1024)
     parser.add_argument("--tmpfs-kib", type=int, default=48)
-    parser.add_argument("program", nargs=argparse.REMAINDER)
+    add_launch_arguments(parser)
     opts = parser.parse_args()
-    program = opts.program[1:] if opts.program[:1] == ["--"] else opts.program
-    command = mpi_command(opts.launcher, opts.np, program)
-    base = {k: v for k, v in os.environ.items() if not k.startswith("TREMOR_")}
+    command = mpi_command(opts.launcher, opts.np, launched_program(opts))
+    base = environment_without_tremor()
     with tempfile.TemporaryDirectory(prefix="tremor-recovery-") as out:
         tremor_env = dict(base, LD_PRELOAD=opts.preload, TREMOR_OUTPUT_DIR=out, TREMOR_SPILL_INTERVAL="0")
         if opts.case in ("abort", "exit", "kill"):

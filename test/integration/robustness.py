@@ -16,12 +16,12 @@ import subprocess
 import sys
 import tempfile
 
-from launch import mpi_command, preloaded  # same folder
+from launch import (add_launch_arguments, environment_without_tremor, launched_program, mpi_command, preloaded,
+                    run_preloaded)
 
 
 def run(command, env):
-    command, env = preloaded(command, env)
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    return run_preloaded(command, env, timeout=300)
 
 
 def finish(case, failures):
@@ -35,14 +35,10 @@ def finish(case, failures):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--case", required=True, choices=["same-output", "bad-outdir", "concurrent"])
-    parser.add_argument("--launcher", required=True)
-    parser.add_argument("--np", type=int, default=2)
-    parser.add_argument("--preload", required=True)
-    parser.add_argument("program", nargs=argparse.REMAINDER)
+    add_launch_arguments(parser)
     opts = parser.parse_args()
-    program = opts.program[1:] if opts.program[:1] == ["--"] else opts.program
-    command = mpi_command(opts.launcher, opts.np, program)
-    base = {k: v for k, v in os.environ.items() if not k.startswith("TREMOR_")}
+    command = mpi_command(opts.launcher, opts.np, launched_program(opts))
+    base = environment_without_tremor()
     failures = []
     with tempfile.TemporaryDirectory(prefix="tremor-robust-") as out:
         tremor = dict(base, LD_PRELOAD=opts.preload, TREMOR_OUTPUT_DIR=out)

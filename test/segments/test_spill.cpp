@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 
+#include "temp_dir.hpp"
 #include "tremor/spill.hpp"
 
 namespace {
@@ -240,9 +241,8 @@ TEST_CASE("recovery refuses files that do not make one run") {
 }
 
 TEST_CASE("spill files are found from a stem or any one of them") {
-  char pattern[] = "/tmp/tremor-spill-test-XXXXXX";
-  REQUIRE(mkdtemp(pattern) != nullptr);
-  const std::filesystem::path dir = pattern;
+  const tremor::test::TempDir scratch;
+  const std::filesystem::path& dir = scratch.path();
   for (const char* name :
        {"app-1-2-0.r0.spill", "app-1-2-0.r1.spill", "app-1-2-0.r10.spill", "app-1-2-1.r0.spill", "app-1-2-0.h5"}) {
     std::ofstream(dir / name) << "x";
@@ -258,5 +258,37 @@ TEST_CASE("spill files are found from a stem or any one of them") {
   std::string read_error;
   CHECK_FALSE(tremor::read_spill(dir / "app-1-2-0.r0.spill", read_error));
   CHECK(read_error.find("too short") != std::string::npos);
-  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("recovery carries each rank's environment from its spill header") {
+  std::vector<tremor::SpillFile> files;
+  std::string error;
+  for (int rank = 0; rank < 3; ++rank) files.push_back(parsed(spill_bytes(header_for(rank, 3), 4)));
+  const auto without = tremor::recover_run(files, error);
+  REQUIRE(without);
+  CHECK_FALSE(without->run.environment.recorded());  // spills of builds without /environment
+
+  files.clear();
+  for (int rank = 0; rank < 3; ++rank) {
+    SpillHeader h = header_for(rank, 3);  // ranks 0 and 1 on node-a, 2 on node-b
+    tremor::ProcessEnvironment env;
+    if (rank != 1) env.node = {{"governor", "powersave"}, {"mpi_library_version", "MPICH\nline 2"}};
+    env.affinity = std::to_string(rank);
+    env.variables = {{"OMP_NUM_THREADS", std::to_string(rank + 1)}};
+    h.environment = tremor::encode_environment(env);
+    files.push_back(parsed(spill_bytes(h, 4)));
+  }
+  const auto with = tremor::recover_run(files, error);
+  INFO(error);
+  REQUIRE(with);
+  const tremor::RunEnvironment& env = with->run.environment;
+  REQUIRE(env.nodes.size() == 2);
+  CHECK(env.nodes[1].hostname == "node-b");
+  CHECK(env.nodes[0].fact("governor") == "powersave");
+  CHECK(env.nodes[0].fact("mpi_library_version") == "MPICH\nline 2");
+  REQUIRE(env.ranks.size() == 3);
+  CHECK(env.ranks[2].affinity == "2");
+  REQUIRE(env.differences.size() == 1);
+  CHECK(env.differences[0].rank == 1);
+  CHECK(env.differences[0].value == "2");
 }

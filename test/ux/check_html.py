@@ -1,7 +1,7 @@
 """tremor-plot's HTML page from a real run, and its rendering in headless Chromium.
 
 usage: check_html.py make-run DIR --tremor-run PATH --launcher "cmd" --app BSP_DEMO
-       check_html.py check-page DIR --tremor-plot PATH
+       check_html.py check-page DIR --tremor-plot PATH [--tremor PATH]   (--tremor: `tremor plot` too)
        check_html.py screenshot DIR [--chromium PATH]   (exit 77 = skipped: no Chromium)
 """
 import argparse
@@ -28,6 +28,7 @@ parser.add_argument("mode", choices=["make-run", "check-page", "screenshot"])
 parser.add_argument("directory")
 parser.add_argument("--tremor-run")
 parser.add_argument("--tremor-plot")
+parser.add_argument("--tremor")
 parser.add_argument("--launcher")
 parser.add_argument("--app")
 parser.add_argument("--chromium", default="")
@@ -85,6 +86,14 @@ if options.mode == "check-page":
         check(warning["code"] in page, f"warning {warning['code']} on the page")
     pngs = sorted(os.path.basename(path) for path in glob.glob(os.path.join(png_dir, "*.png")))
     check(pngs == ["distributions.png", "predictions.png", "stragglers.png", "timeline.png"], f"--png: {pngs}")
+    if options.tremor:
+        # `tremor plot` is the same program: the same page, byte for byte.
+        via_tremor = os.path.join(options.directory, "report-via-tremor.html")
+        result = run([options.tremor, "plot", run_file, "-o", via_tremor])
+        check(result.returncode == 0 and os.path.exists(via_tremor), f"tremor plot exit 0: {result.stderr}")
+        if os.path.exists(via_tremor):
+            with open(via_tremor, encoding="utf-8") as page_file:
+                check(page_file.read() == page, "tremor plot writes the page tremor-plot writes")
     # Bad input: one clear line, exit 2, no page.
     with tempfile.TemporaryDirectory() as scratch:
         not_hdf5 = os.path.join(scratch, "notes.h5")

@@ -1,5 +1,5 @@
 """cmake --install into a scratch prefix, then use only the installed tree:
-tremor-run on the demo, tremor-plot, tremor, tremor.pc and find_package(Tremor).
+tremor-run on the demo, tremor-plot, tremor (with `tremor plot`), tremor.pc and find_package(Tremor).
 
 usage: check_install.py --build-dir B --prefix P --libdir lib --flavour F --version V
                         --launcher "cmd" --demo BSP_DEMO --env-app UX_MPI_APP
@@ -57,6 +57,23 @@ if run_file:
     check(result.returncode == 0 and os.path.getsize(page) > 10000, f"installed tremor-plot: {result.stderr}")
     result = run([tremor, "analyze", run_file], clean_env)
     check(result.returncode == 0, f"installed tremor analyze: {result.stderr}")
+    # `tremor plot` runs the tremor-plot of its own bin/, even with another one first on PATH.
+    decoy_dir = os.path.join(prefix, "decoy")
+    os.makedirs(decoy_dir)
+    with open(os.path.join(decoy_dir, "tremor-plot"), "w") as handle:
+        handle.write("#!/bin/sh\necho 'the tremor-plot on PATH ran' >&2\nexit 9\n")
+    os.chmod(os.path.join(decoy_dir, "tremor-plot"), 0o755)
+    decoy_env = {**clean_env, "PATH": decoy_dir + os.pathsep + os.environ["PATH"]}
+    page_via_tremor = os.path.join(output_dir, "report-via-tremor.html")
+    result = run([tremor, "plot", run_file, "-o", page_via_tremor], decoy_env)
+    check(result.returncode == 0 and os.path.isfile(page_via_tremor),
+          f"installed tremor plot uses the installed tremor-plot: {result.returncode} {result.stderr}")
+    if os.path.isfile(page_via_tremor):
+        with open(page, encoding="utf-8") as first, open(page_via_tremor, encoding="utf-8") as second:
+            check(first.read() == second.read(), "installed tremor plot writes the page tremor-plot writes")
+    result = run([tremor, "--help"], clean_env)
+    check(any(line.split()[:1] == ["plot"] for line in result.stdout.splitlines()),
+          f"installed tremor --help lists plot: {result.stdout!r}")
 
 # pkg-config, relocatable through ${pcfiledir}.
 pkg_env = {**clean_env, "PKG_CONFIG_PATH": os.path.join(lib, "pkgconfig")}

@@ -5,6 +5,9 @@ import shlex
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from launch import mpi_command  # noqa: E402  (shared with the integration tests)
+
 failures = []
 
 
@@ -36,7 +39,7 @@ def run(command, env_changes=None, timeout=120):
 
 
 def mpi_run(launcher, ranks, command, env_changes=None, timeout=120):
-    return run(shlex.split(launcher) + ["-n", str(ranks)] + command, env_changes, timeout)
+    return run(mpi_command(launcher, ranks, command), env_changes, timeout)
 
 
 def single_run_file(directory):

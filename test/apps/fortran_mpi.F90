@@ -1,8 +1,14 @@
-! Fortran BSP test, use mpi style: N iterations of an 8-byte MPI_ALLREDUCE on
+! Fortran BSP test with the pre-2008 bindings, mpif.h style or (built with
+! -DUSE_MPI_MODULE) use mpi style: N iterations of an 8-byte MPI_ALLREDUCE on
 ! MPI_COMM_WORLD plus one MPI_BARRIER on a split half (not a boundary).
-program fortran_usempi
+program fortran_mpi
+#ifdef USE_MPI_MODULE
   use mpi
+#endif
   implicit none
+#ifndef USE_MPI_MODULE
+  include 'mpif.h'
+#endif
   integer :: ierr, rank, i, n, half
   double precision :: x, y
   character(len=16) :: arg
@@ -21,4 +27,4 @@ program fortran_usempi
   end do
   call MPI_COMM_FREE(half, ierr)
   call MPI_FINALIZE(ierr)
-end program fortran_usempi
+end program fortran_mpi
