@@ -54,6 +54,10 @@ int flush_then_abort(MPI_Comm comm, int code) {
 
 }  // namespace
 
+// For a stacked libtremor-inject: the segment its delays fall in (inject_api.h).
+extern "C" TREMOR_EXPORT long long tremor_current_segment(void) {
+  return tremor::interpose::Recorder::instance().current_segment();
+}
 extern "C" TREMOR_EXPORT int MPI_Abort(MPI_Comm comm, int code) { return flush_then_abort(comm, code); }
 extern "C" TREMOR_EXPORT int PMPI_Abort(MPI_Comm comm, int code) { return flush_then_abort(comm, code); }
 extern "C" TREMOR_EXPORT int MPI_Init(int* argc, char*** argv) { return start_after_init(argc, argv); }

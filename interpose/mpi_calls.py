@@ -1,7 +1,8 @@
-"""The one table of intercepted calls (STYLE.md §1).
+"""The one table of intercepted calls (docs/design.md: one table per concept).
 
 Each MPI entry: (name, C parameter list, kind, byte rule). generate_wrappers.py
-turns it into the PMPI wrappers, the call-id enum and docs/intercepted_calls.md.
+turns it into the profiler's PMPI wrappers and call-id enum, the injector's
+MPI wrapper list and docs/intercepted_calls.md.
 
 kind decides which feature a successful call increments:
   send / isend / recv / irecv / sendrecv   point-to-point (blocking / nonblocking)
@@ -10,13 +11,16 @@ kind decides which feature a successful call increments:
   complete                                 Wait*/Test*/Probe*/Cancel: time only
   boundary:<class> / coll:<class>          collectives; boundary ones close a segment
                                            when their communicator spans the world
-  rma / rma_put / rma_get                  one-sided
+  rma                                      one-sided
   io_open / io_close / io_read / io_write  MPI-IO
   time / io_time                           time only (no feature), inside MPI / inside I/O
-  comm_free / type_free                    time only; drop what is cached per handle
+  request_free / comm_free / type_free     time only; drop what is cached per handle
 The byte rule is a C++ expression pair "sent ; received" evaluated after a
 successful call with helpers from wrapper_support.hpp (type_bytes, sum_counts,
-comm_size, is_root, in_place).
+typed_sum, comm_size, comm_rank, is_root, in_place).
+
+The kind also decides the injector's family (injector_family below), the
+TREMOR_INJECT_CALLS group whose calls libtremor-inject may delay.
 """
 
 BUF = "const void *buf, int count, MPI_Datatype datatype"
@@ -124,6 +128,16 @@ MPI_CALLS = [
      "coll:all_to_all", ("type_bytes(recvcount, datatype) * comm_size(comm)", "type_bytes(recvcount, datatype)")),
     ("MPI_Iscan", "const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request",
      "coll:all_to_all", ("type_bytes(count, datatype)", "type_bytes(count, datatype)")),
+    ("MPI_Igatherv", "const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request",
+     "coll:all_to_one", ("in_place(sendbuf) || root == MPI_ROOT ? 0 : type_bytes(sendcount, sendtype)", "is_root(root, comm) ? type_bytes(sum_counts(recvcounts, comm_size(comm)), recvtype) : 0")),
+    ("MPI_Iscatterv", "const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request",
+     "coll:one_to_all", ("is_root(root, comm) ? type_bytes(sum_counts(sendcounts, comm_size(comm)), sendtype) : 0", "in_place(recvbuf) || root == MPI_ROOT ? 0 : type_bytes(recvcount, recvtype)")),
+    ("MPI_Ialltoallw", "const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request",
+     "coll:all_to_all", ("in_place(sendbuf) ? 0 : typed_sum(sendcounts, sendtypes, comm_size(comm))", "typed_sum(recvcounts, recvtypes, comm_size(comm))")),
+    ("MPI_Ireduce_scatter", "const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request",
+     "coll:all_to_all", ("type_bytes(sum_counts(recvcounts, comm_size(comm)), datatype)", "type_bytes(recvcounts[comm_rank(comm)], datatype)")),
+    ("MPI_Iexscan", "const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request",
+     "coll:all_to_all", ("type_bytes(count, datatype)", "type_bytes(count, datatype)")),
     # ---- one-sided
     ("MPI_Put", "const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win",
      "rma", ("type_bytes(origin_count, origin_datatype)", "0")),
@@ -209,6 +223,25 @@ MPI_CALLS += [
     ("MPI_Type_free", "MPI_Datatype *datatype", "type_free", None),
 ]
 
+
+def injector_family(kind):
+    """The TREMOR_INJECT_CALLS family under which libtremor-inject may delay a
+    call of this kind, or None: handle bookkeeping and communicator
+    construction move no data and, like MPI_Init/MPI_Finalize, are never delayed."""
+    if kind in ("send", "isend", "recv", "irecv", "sendrecv", "persistent_send", "persistent_recv",
+                "start", "startall", "complete"):
+        return "p2p"
+    if kind.startswith(("boundary:", "coll:")):
+        return "coll"
+    if kind == "rma":
+        return "rma"
+    if kind.startswith("io_"):
+        return "mpiio"
+    if kind in ("time", "request_free", "comm_free", "type_free"):
+        return None
+    raise ValueError(f"unknown kind {kind}")
+
+
 # POSIX I/O: (name, return type, parameters, kind, bytes expression on success).
 # Wrapped through dlsym(RTLD_NEXT); I/O issued inside MPI or Tremor is not counted.
 POSIX_CALLS = [
@@ -229,5 +262,11 @@ POSIX_CALLS = [
     ("fread", "size_t", "void *ptr, size_t size, size_t nmemb, FILE *stream", "io_read", "result * size"),
     ("fwrite", "size_t", "const void *ptr, size_t size, size_t nmemb, FILE *stream", "io_write", "result * size"),
 ]
-# open/open64/openat take a variadic mode: written out in posix_open.cpp, listed here for the docs.
-POSIX_VARIADIC = ["open", "open64", "openat", "openat64"]
+# The open family takes an optional mode (variadic): (name, fixed parameters). The
+# profiler's wrappers are written out in posix_open.cpp; the injector's come from here.
+POSIX_VARIADIC = [
+    ("open", "const char *path, int flags"),
+    ("open64", "const char *path, int flags"),
+    ("openat", "int dirfd, const char *path, int flags"),
+    ("openat64", "int dirfd, const char *path, int flags"),
+]

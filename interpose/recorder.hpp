@@ -2,8 +2,10 @@
 // and the store of closed ones. Wrappers reach it only at segment boundaries
 // and at MPI_Init/MPI_Finalize; ordinary calls touch only their ThreadState.
 #pragma once
+
 #include <mpi.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -55,6 +57,9 @@ class Recorder {
   SegmentStore& store() noexcept { return *store_; }
   double start_time_unix() const noexcept { return start_time_unix_; }
   double elapsed_s() const noexcept;  // MPI_Init exit to MPI_Finalize entry
+  // The open segment's index (boundaries closed so far), -1 outside recording;
+  // a stacked injector tags its delays with it (tremor_current_segment).
+  long long current_segment() const noexcept { return current_segment_.load(std::memory_order_relaxed); }
 
   // Logging that never shows up as the application's I/O. Rank-0-only
   // variants keep a 1000-rank job from printing 1000 copies.
@@ -90,6 +95,7 @@ class Recorder {
   int world_rank_ = 0;
   bool started_ = false;
   bool store_failed_ = false;
+  std::atomic<long long> current_segment_{-1};
 };
 
 }  // namespace tremor::interpose

@@ -175,7 +175,9 @@ constexpr std::array kSettingTable{
             parse_output_dir, [](const Config& c) { return c.output_dir; }},
     Setting{"TREMOR_COUNTERS", "",
             "PAPI events tried in order for the work counter (empty: PAPI_FP_INS,PAPI_TOT_INS; 'cputime': thread CPU "
-            "time).",
+            "time, the fallback, its clock read at most once per ms with context-switch records between where perf "
+            "allows; 'cputime_syscall': the same with the clock read on every call; 'oncpu': thread CPU time from "
+            "context-switch records only, steal time counted). SDE events are named sde:::LIBRARY::COUNTER.",
             parse_counters, [](const Config& c) { return c.counters; }},
     Setting{"TREMOR_REPORT", "text", "End-of-run report on rank 0's stderr: text, json, both or none.", parse_report,
             [](const Config& c) { return std::string(to_string(c.report)); }},

@@ -1,7 +1,11 @@
 // `tremor config`: every TREMOR_* setting with its default and meaning, from
 // the configuration table itself (and the injector's table when present).
+// `--markdown profiler|injector` prints one table as the README's Markdown
+// (scripts/update-generated-docs.sh pastes it between the README's markers).
 #include <iostream>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "tremor/config.hpp"
@@ -13,19 +17,76 @@
 namespace tremor::cli {
 namespace {
 
-void print_setting(std::string_view name, std::string_view default_value, std::string_view meaning) {
-  std::cout << name << " (default: '" << default_value << "')\n    " << meaning << '\n';
+struct SettingRow {
+  std::string_view name;
+  std::string_view default_value;
+  std::string_view meaning;
+};
+
+std::vector<SettingRow> profiler_rows() {
+  std::vector<SettingRow> rows;
+  for (const Setting& setting : settings()) rows.push_back({setting.name, setting.default_value, setting.meaning});
+  return rows;
 }
 
-void run_config() {
+#ifdef TREMOR_HAVE_INJECT_CONFIG
+std::vector<SettingRow> injector_rows() {
+  std::vector<SettingRow> rows;
+  for (const inject::SettingInfo& setting : inject::kSettings) {
+    rows.push_back({setting.name, setting.default_value, setting.meaning});
+  }
+  return rows;
+}
+#endif
+
+void print_plain(const std::vector<SettingRow>& rows) {
+  for (const SettingRow& row : rows) {
+    std::cout << row.name << " (default: '" << row.default_value << "')\n    " << row.meaning << '\n';
+  }
+}
+
+// A table cell: a '|' would end the cell, a line break the row.
+std::string markdown_cell(std::string_view text) {
+  std::string cell;
+  for (const char c : text) {
+    if (c == '|')
+      cell += "\\|";
+    else if (c == '\n')
+      cell += ' ';
+    else
+      cell += c;
+  }
+  return cell;
+}
+
+void print_markdown(const std::vector<SettingRow>& rows) {
+  std::cout << "| variable | default | meaning |\n|---|---|---|\n";
+  for (const SettingRow& row : rows) {
+    const std::string default_cell =
+        row.default_value.empty() ? "*(empty)*" : "`" + markdown_cell(row.default_value) + "`";
+    std::cout << "| `" << row.name << "` | " << default_cell << " | " << markdown_cell(row.meaning) << " |\n";
+  }
+}
+
+void run_config(const std::string& markdown) {
+  if (markdown == "profiler") {
+    print_markdown(profiler_rows());
+    return;
+  }
+  if (markdown == "injector") {
+#ifdef TREMOR_HAVE_INJECT_CONFIG
+    print_markdown(injector_rows());
+    return;
+#else
+    throw CommandFailure("this tremor was built without the injector's settings table");
+#endif
+  }
   std::cout << "Profiler settings (environment variables, or NAME=VALUE lines in the file named by "
                "TREMOR_CONFIG):\n";
-  for (const Setting& setting : settings()) print_setting(setting.name, setting.default_value, setting.meaning);
+  print_plain(profiler_rows());
 #ifdef TREMOR_HAVE_INJECT_CONFIG
   std::cout << "\nInjector settings (libtremor-inject):\n";
-  for (const inject::SettingInfo& setting : inject::kSettings) {
-    print_setting(setting.name, setting.default_value, setting.meaning);
-  }
+  print_plain(injector_rows());
 #endif
 }
 
@@ -33,7 +94,12 @@ void run_config() {
 
 void register_config(CLI::App& app) {
   CLI::App* command = app.add_subcommand("config", "List every TREMOR_* setting with its default and meaning");
-  command->callback(run_config);
+  auto markdown = std::make_shared<std::string>();
+  command
+      ->add_option("--markdown", *markdown,
+                   "Print one settings table as Markdown (| variable | default | meaning |), as in the README")
+      ->check(CLI::IsMember({"profiler", "injector"}));
+  command->callback([markdown] { run_config(*markdown); });
 }
 
 }  // namespace tremor::cli

@@ -53,6 +53,8 @@ bool parse_families(std::string_view text, unsigned& out) {
       mask |= p2p;
     else if (item == "coll")
       mask |= coll;
+    else if (item == "rma")
+      mask |= rma;
     else if (item == "mpiio")
       mask |= mpiio;
     else if (item == "posix")
@@ -129,7 +131,7 @@ ParseResult parse_config(EnvLookup lookup, int rank) {
         break;
       case Setting::calls:
         valid = parse_families(text, config.families);
-        expected = "a comma list of p2p, coll, mpiio, posix or all";
+        expected = "a comma list of p2p, coll, rma, mpiio, posix or all";
         break;
       case Setting::ranks:
         valid = parse_rank_selection(text, rank, config.rank_selected);

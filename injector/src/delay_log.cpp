@@ -79,13 +79,14 @@ bool DelayLog::reserve_one() noexcept {
   return true;
 }
 
-void DelayLog::append(double time_s, const char* call, double requested_us, double spent_us,
-                      std::uint64_t sequence) noexcept {
+void DelayLog::append(double time_s, const char* call, double requested_us, double spent_us, std::uint64_t sequence,
+                      long long segment) noexcept {
   LogEntry& entry = entries_[size_++];
   entry.record.time_s = time_s;
   entry.record.requested_us = requested_us;
   entry.record.spent_us = spent_us;
   std::snprintf(entry.record.call, sizeof entry.record.call, "%s", call);
+  entry.record.segment = segment;
   entry.sequence = sequence;
 }
 
@@ -114,14 +115,14 @@ void DelayLog::write_csv(int rank) const noexcept {
     }
     return;
   }
-  std::string text = "rank,sequence,time_s,call,requested_us,spent_us\n";
+  std::string text = "rank,sequence,time_s,call,requested_us,spent_us,segment\n";
   char line[160];
   bool ok = true;
   for (std::size_t index = 0; index < size_ && ok; ++index) {
     const LogEntry& entry = entries_[index];
-    std::snprintf(line, sizeof line, "%d,%llu,%.9f,%s,%.3f,%.3f\n", rank,
+    std::snprintf(line, sizeof line, "%d,%llu,%.9f,%s,%.3f,%.3f,%lld\n", rank,
                   static_cast<unsigned long long>(entry.sequence), entry.record.time_s, entry.record.call,
-                  entry.record.requested_us, entry.record.spent_us);
+                  entry.record.requested_us, entry.record.spent_us, entry.record.segment);
     text += line;
     if (text.size() > 60000) {
       ok = write_all(fd, text);

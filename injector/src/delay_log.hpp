@@ -34,7 +34,8 @@ class DelayLog {
   // Makes room for one more entry (grows if needed); false when full.
   bool reserve_one() noexcept;
   // Appends one entry; reserve_one() must have succeeded before.
-  void append(double time_s, const char* call, double requested_us, double spent_us, std::uint64_t sequence) noexcept;
+  void append(double time_s, const char* call, double requested_us, double spent_us, std::uint64_t sequence,
+              long long segment) noexcept;
   std::size_t size() const noexcept { return size_; }
   std::size_t copy_to(tremor_inject_record* out, std::size_t max) const noexcept;
   // Writes the CSV file (never overwriting one); reports a failure on rank 0.

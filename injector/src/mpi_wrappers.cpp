@@ -1,6 +1,7 @@
-// MPI_ and PMPI_ wrappers, generated from mpi_calls.def. Each wrapper may
-// delay (see runtime.hpp) and then forwards to the next definition of the
-// same symbol: alone, MPI_X reaches the MPI library's MPI_X; stacked behind
+// MPI_ and PMPI_ wrappers, one pair per line of mpi_calls.inc (generated from
+// the call table interpose/mpi_calls.py; a call's kind gives its family). Each
+// wrapper may delay (see runtime.hpp) and then forwards to the next definition
+// of the same symbol: alone, MPI_X reaches the MPI library's MPI_X; stacked behind
 // the profiler, the profiler's PMPI_X call lands here and goes on to the MPI
 // library's PMPI_X. Delays are logged under the MPI_ name either way.
 #include <mpi.h>
@@ -19,10 +20,10 @@
   TREMOR_INJECT_DEFINE(family, MPI_##name, "MPI_" #name, params, args) \
   TREMOR_INJECT_DEFINE(family, PMPI_##name, "MPI_" #name, params, args)
 
-#include "mpi_calls.def"
+#include "mpi_calls.inc"
 
-// Start and stop: never delayed. The MPI_ and PMPI_ forms share one body;
-// start/finish run once whichever layer arrives first.
+// Start and stop: never delayed, so not in the generated list. The MPI_ and
+// PMPI_ forms share one body; start/finish run once whichever layer arrives first.
 #define TREMOR_INJECT_LIFECYCLE(exported, params, args, before, after)                                               \
   TREMOR_INJECT_EXPORT int exported params {                                                                         \
     static std::atomic<void*> next{nullptr};                                                                         \

@@ -1,4 +1,5 @@
-// POSIX I/O wrappers, generated from posix_calls.def. Before MPI_Init, after
+// POSIX I/O wrappers, one per line of posix_calls.inc (generated from the call
+// table interpose/mpi_calls.py; family posix). Before MPI_Init, after
 // MPI_Finalize and in processes that never use MPI they only forward.
 #undef _FORTIFY_SOURCE  // fortified inline open/read would clash with these definitions
 #include <errno.h>
@@ -49,4 +50,4 @@
     });                                                                                           \
   }
 
-#include "posix_calls.def"
+#include "posix_calls.inc"

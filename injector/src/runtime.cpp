@@ -40,6 +40,8 @@ namespace {
 // injector cost (one relaxed load): no clock read on that path. Calls inside
 // re-check the precise clock, so the logged times respect the window exactly.
 bool g_window = false;
+// The profiler's segment index, when the profiler is loaded (set at start).
+tremor_current_segment_fn g_current_segment = nullptr;
 double g_init_seconds = 0.0;
 double g_window_start_s = 0.0;
 double g_window_end_s = 0.0;
@@ -156,6 +158,14 @@ double slowdown_delay_us(const Config& config) noexcept {
   return config.slowdown * std::max(0.0, monotonic_seconds() - since) * 1e6;
 }
 
+// Any definition of `symbol` in the process (the profiler's API), or null.
+static void* resolve_next_any(const char* symbol) noexcept {
+  ++t_resolving;
+  void* address = dlsym(RTLD_DEFAULT, symbol);
+  --t_resolving;
+  return address;
+}
+
 void maybe_delay(const char* call_name) noexcept {
   if (g_window) {
     const double now_s = monotonic_seconds() - g_init_seconds;
@@ -180,11 +190,12 @@ void maybe_delay(const char* call_name) noexcept {
     if (!delayed) return;
     if (!s.log.reserve_one()) return;  // log full: stop injecting so the log stays complete
   }
+  const long long segment = g_current_segment != nullptr ? g_current_segment() : -1;
   const double begin = monotonic_seconds();
   spend(s.config.mode, begin + requested_us * 1e-6);
   const double spent_us = (monotonic_seconds() - begin) * 1e6;
   std::lock_guard lock(s.mutex);
-  s.log.append(begin - g_init_seconds, call_name, requested_us, spent_us, sequence);
+  s.log.append(begin - g_init_seconds, call_name, requested_us, spent_us, sequence, segment);
 }
 
 void start_after_init() noexcept {
@@ -211,6 +222,7 @@ void start_after_init() noexcept {
     s.log_enabled = false;
     return;
   }
+  g_current_segment = reinterpret_cast<tremor_current_segment_fn>(resolve_next_any(TREMOR_CURRENT_SEGMENT_SYMBOL));
   g_window = s.config.has_window();
   g_window_start_s = s.config.after_s;
   g_window_end_s = s.config.has_end ? s.config.after_s + s.config.for_s : HUGE_VAL;

@@ -261,6 +261,85 @@ static void request_arrays(void) {
   close_with_barrier();
 }
 
+/* The vector, w and scan forms of the nonblocking collectives: rank i
+ * contributes i + 1 elements, so every byte rule sees unequal counts. The
+ * root gathers in place and sends nothing to itself. */
+enum { MAX_RANKS = 64, TRIANGLE = MAX_RANKS * (MAX_RANKS + 1) / 2 };
+static void nonblocking_vector_collectives(void) {
+  static int gathered[TRIANGLE], mine[MAX_RANKS], counts[MAX_RANKS], displs[MAX_RANKS];
+  static double scattered[2 * TRIANGLE], received[2 * MAX_RANKS];
+  static unsigned char w_out[MAX_RANKS * (MAX_RANKS + 1) * sizeof(double)],
+      w_in[MAX_RANKS * MAX_RANKS * sizeof(double)];
+  int w_send_counts[MAX_RANKS], w_send_displs[MAX_RANKS], w_recv_counts[MAX_RANKS], w_recv_displs[MAX_RANKS];
+  MPI_Datatype w_send_types[MAX_RANKS], w_recv_types[MAX_RANKS];
+  int scan_in[3], scan_out[3] = {-1, -1, -1}, reduce_in[TRIANGLE], reduce_out[MAX_RANKS];
+  MPI_Request requests[5];
+  const unsigned long long triangle = (unsigned long long)size * (size + 1) / 2;
+  const size_t own_type = rank % 2 == 0 ? sizeof(int) : sizeof(double);
+  unsigned long long w_bytes_sent = 0;
+  int i, offset = 0, byte_offset = 0;
+  REQUIRE(size <= MAX_RANKS);
+  for (i = 0; i < size; ++i) {
+    counts[i] = i + 1;
+    displs[i] = offset;
+    offset += i + 1;
+  }
+  for (i = 0; i <= rank; ++i) mine[i] = rank;
+  for (i = 0; i < 2 * (int)triangle; ++i) scattered[i] = i;
+  /* Alltoallw: i + 1 elements to rank i, ints to even ranks, doubles to odd. */
+  for (i = 0; i < size; ++i) {
+    w_send_types[i] = i % 2 == 0 ? MPI_INT : MPI_DOUBLE;
+    w_send_counts[i] = i + 1;
+    w_send_displs[i] = byte_offset;
+    byte_offset += (i + 1) * (int)(i % 2 == 0 ? sizeof(int) : sizeof(double));
+    w_recv_types[i] = rank % 2 == 0 ? MPI_INT : MPI_DOUBLE;
+    w_recv_counts[i] = rank + 1;
+    w_recv_displs[i] = i * (rank + 1) * (int)own_type;
+  }
+  w_bytes_sent = (unsigned long long)byte_offset;
+  memset(w_out, rank + 1, (size_t)byte_offset);
+  for (i = 0; i < 3; ++i) scan_in[i] = rank + i;
+  for (i = 0; i < (int)triangle; ++i) reduce_in[i] = rank;
+
+  if (rank == 0) {
+    memcpy(gathered, mine, sizeof(int));
+    CHECK_MPI(
+        MPI_Igatherv(MPI_IN_PLACE, 0, MPI_INT, gathered, counts, displs, MPI_INT, 0, MPI_COMM_WORLD, &requests[0]));
+  } else {
+    CHECK_MPI(MPI_Igatherv(mine, rank + 1, MPI_INT, NULL, NULL, NULL, MPI_INT, 0, MPI_COMM_WORLD, &requests[0]));
+  }
+  CHECK_MPI(MPI_Iscatterv(scattered, counts, displs, MPI_DOUBLE, received, rank + 1, MPI_DOUBLE, size - 1,
+                          MPI_COMM_WORLD, &requests[1]));
+  CHECK_MPI(MPI_Ialltoallw(w_out, w_send_counts, w_send_displs, w_send_types, w_in, w_recv_counts, w_recv_displs,
+                           w_recv_types, MPI_COMM_WORLD, &requests[2]));
+  CHECK_MPI(MPI_Iexscan(scan_in, scan_out, 3, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &requests[3]));
+  CHECK_MPI(MPI_Ireduce_scatter(reduce_in, reduce_out, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &requests[4]));
+  CHECK_MPI(MPI_Waitall(5, requests, MPI_STATUSES_IGNORE));
+
+  if (rank == 0) {
+    REQUIRE(gathered[triangle - 1] == size - 1);
+    expect_add(BYTES_RECEIVED, triangle * sizeof(int));
+  } else {
+    expect_add(BYTES_SENT, (unsigned long long)(rank + 1) * sizeof(int));
+  }
+  expect_add(COLL_ALL_TO_ONE, 1);
+  REQUIRE(received[rank] == displs[rank] + rank); /* scattered[i] == i */
+  if (rank == size - 1) expect_add(BYTES_SENT, triangle * sizeof(double));
+  expect_add(BYTES_RECEIVED, (unsigned long long)(rank + 1) * sizeof(double));
+  expect_add(COLL_ONE_TO_ALL, 1);
+  REQUIRE(w_in[size * (rank + 1) * own_type - 1] == size);
+  expect_add(BYTES_SENT, w_bytes_sent);
+  expect_add(BYTES_RECEIVED, (unsigned long long)size * (rank + 1) * own_type);
+  if (rank > 0) REQUIRE(scan_out[2] == rank * (rank - 1) / 2 + 2 * rank);
+  expect_add(BYTES_SENT, 3 * sizeof(int));
+  expect_add(BYTES_RECEIVED, 3 * sizeof(int));
+  REQUIRE(reduce_out[rank] == size * (size - 1) / 2);
+  expect_add(BYTES_SENT, triangle * sizeof(int));
+  expect_add(BYTES_RECEIVED, (unsigned long long)(rank + 1) * sizeof(int));
+  expect_add(COLL_ALL_TO_ALL, 3);
+  close_with_barrier();
+}
+
 int main(int argc, char** argv) {
   CHECK_MPI(MPI_Init(&argc, &argv));
   CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -274,6 +353,7 @@ int main(int argc, char** argv) {
   persistent_requests();
   request_arrays();
   reused_type_handles();
+  nonblocking_vector_collectives();
   CHECK_MPI(MPI_Finalize());
   expect_write(rank);
   if (rank == 0) printf("arguments_app: all phases completed on %d ranks\n", size);

@@ -23,7 +23,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from launch import preloaded  # noqa: E402  (shared with the integration tests)
+from launch import environment_without_tremor, preloaded  # noqa: E402  (shared with the integration tests)
 
 PRELOAD = os.environ.get("INJECT_CHECK_PRELOAD") or os.environ.get("LD_PRELOAD", "")
 
@@ -38,8 +38,7 @@ def check(condition, message):
 
 
 def run(opts, program_args, settings, preload=True, command=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TREMOR_") and k != "INJECT_CHECK_PRELOAD"}
-    env.pop("LD_PRELOAD", None)
+    env = environment_without_tremor("INJECT_CHECK_PRELOAD", "LD_PRELOAD")
     if preload:
         env["LD_PRELOAD"] = PRELOAD
     env.update(settings)
@@ -56,7 +55,7 @@ def read_logs(directory):
         with open(path, newline="") as handle:
             lines = [line for line in handle if not line.startswith("#")]
         reader = csv.DictReader(lines)
-        check(reader.fieldnames == ["rank", "sequence", "time_s", "call", "requested_us", "spent_us"],
+        check(reader.fieldnames == ["rank", "sequence", "time_s", "call", "requested_us", "spent_us", "segment"],
               f"{path}: unexpected header {reader.fieldnames}")
         rows = list(reader)
         rank = int(os.path.basename(path).split("_r")[-1].split("_")[0])

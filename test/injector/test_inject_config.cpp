@@ -59,7 +59,12 @@ TEST_CASE("call families") {
   unsigned mask = 0;
   CHECK(parse_families("p2p,posix", mask));
   CHECK(mask == (p2p | posix));
+  CHECK(parse_families(" rma , mpiio", mask));
+  CHECK(mask == (rma | mpiio));
   CHECK(parse_families("all", mask));
+  CHECK(mask == kAllFamilies);
+  // The documented default names every family.
+  CHECK(parse_families(info(Setting::calls).default_value, mask));
   CHECK(mask == kAllFamilies);
   CHECK_FALSE(parse_families("p2p,disk", mask));
   CHECK_FALSE(parse_families("", mask));

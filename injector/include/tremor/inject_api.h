@@ -14,11 +14,16 @@
  * The same records are written at MPI_Finalize, one CSV file per rank, to
  * $TREMOR_OUTPUT_DIR/tremor-inject_<program>_<job id or start time>_r<rank>_<pid>-<n>.csv
  * (created with O_CREAT|O_EXCL, never overwritten), header line:
- *   rank,sequence,time_s,call,requested_us,spent_us
+ *   rank,sequence,time_s,call,requested_us,spent_us,segment
  * sequence = index of the eligible call on that rank (aligns ranks call by
  * call); time_s, requested_us, spent_us and call as in the record below. A
  * trailing "# log full ..." line means the 2^20-record bound was reached and
  * that rank stopped injecting. Configuration: tremor/inject_config.hpp.
+ *
+ * The other direction: when the Tremor profiler is loaded too, it exports
+ * tremor_current_segment() (found by dlsym as well), and each record keeps the
+ * profiler's segment the delay fell in, so the truth is known per segment and
+ * rank.
  */
 #ifndef TREMOR_INJECT_API_H
 #define TREMOR_INJECT_API_H
@@ -35,6 +40,7 @@ typedef struct tremor_inject_record {
   double requested_us; /* delay drawn from the truncated Normal, microseconds */
   double spent_us;     /* delay actually spent (>= requested_us), microseconds */
   char call[32];       /* intercepted call, NUL-terminated, e.g. "MPI_Send", "write" */
+  long long segment;   /* the profiler's segment on this process when the delay started, -1 without it */
 } tremor_inject_record;
 
 /* Number of delays injected so far on this process. */
@@ -53,11 +59,15 @@ void tremor_inject_suspend(void);
 #define TREMOR_INJECT_COPY_RECORDS_SYMBOL "tremor_inject_copy_records"
 #define TREMOR_INJECT_IS_ACTIVE_SYMBOL "tremor_inject_is_active"
 #define TREMOR_INJECT_SUSPEND_SYMBOL "tremor_inject_suspend"
+/* Exported by the profiler: the index of the segment this process is in (the
+ * number of boundaries it has closed), -1 before MPI_Init or after finalize. */
+#define TREMOR_CURRENT_SEGMENT_SYMBOL "tremor_current_segment"
 
 typedef size_t (*tremor_inject_record_count_fn)(void);
 typedef int (*tremor_inject_copy_records_fn)(tremor_inject_record*, size_t);
 typedef int (*tremor_inject_is_active_fn)(void);
 typedef void (*tremor_inject_suspend_fn)(void);
+typedef long long (*tremor_current_segment_fn)(void);
 
 #ifdef __cplusplus
 }

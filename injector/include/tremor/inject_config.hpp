@@ -46,8 +46,9 @@ inline constexpr std::array<SettingInfo, static_cast<std::size_t>(Setting::count
      "Standard deviation of the delay, microseconds (>= 0, <= 1e8). The Normal "
      "is truncated at 0 by redrawing negative values."},
     {"TREMOR_INJECT_PROBABILITY", "0.01", "Probability in [0,1] that an eligible call is delayed."},
-    {"TREMOR_INJECT_CALLS", "p2p,coll,mpiio,posix",
-     "Comma list of call families to delay: p2p, coll, mpiio, posix (or all)."},
+    {"TREMOR_INJECT_CALLS", "p2p,coll,rma,mpiio,posix",
+     "Comma list of call families to delay: p2p, coll, rma, mpiio, posix (or all); "
+     "docs/intercepted_calls.md gives each call's family."},
     {"TREMOR_INJECT_RANKS", "all",
      "Ranks of MPI_COMM_WORLD to delay: all, or a list of ranks and ranges such as 0,2-3."},
     {"TREMOR_INJECT_SEED", "1",
@@ -67,8 +68,8 @@ inline constexpr std::array<SettingInfo, static_cast<std::size_t>(Setting::count
 constexpr const SettingInfo& info(Setting setting) noexcept { return kSettings[static_cast<std::size_t>(setting)]; }
 
 // Bit per call family; TREMOR_INJECT_CALLS is parsed into a mask of these.
-enum Family : unsigned { p2p = 1u, coll = 2u, mpiio = 4u, posix = 8u };
-inline constexpr unsigned kAllFamilies = p2p | coll | mpiio | posix;
+enum Family : unsigned { p2p = 1u, coll = 2u, mpiio = 4u, posix = 8u, rma = 16u };
+inline constexpr unsigned kAllFamilies = p2p | coll | mpiio | posix | rma;
 
 enum class DelayMode { sleep, spin };
 
