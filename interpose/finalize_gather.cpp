@@ -7,6 +7,7 @@
 #include <cstring>
 #include <span>
 
+#include "environment_collect.hpp"
 #include "finalize_driver.hpp"
 #include "process_facts.hpp"
 #include "recorder.hpp"
@@ -139,7 +140,7 @@ void gather_injection(const Context& ctx, RunData* run) {
       const tremor_inject_record& record = all[i];
       run->injection.push_back(InjectionRecord{r, record.time_s,
                                                std::string(record.call, strnlen(record.call, sizeof record.call)),
-                                               record.requested_us, record.spent_us});
+                                               record.requested_us, record.spent_us, record.segment});
     }
   }
 }
@@ -172,6 +173,7 @@ std::optional<RunData> gather_run(MPI_Comm comm, const Recorder& recorder, const
   PMPI_Reduce(&elapsed, &longest, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
 
   gather_ranks(ctx, &run);
+  gather_environment(comm, ctx.rank, ctx.size, &run);
   gather_totals(ctx, local, &run);
   gather_injection(ctx, &run);
 

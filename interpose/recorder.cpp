@@ -12,6 +12,7 @@
 #include <new>
 #include <thread>
 
+#include "environment_collect.hpp"
 #include "process_facts.hpp"
 
 namespace tremor::interpose {
@@ -158,12 +159,14 @@ void Recorder::start() noexcept {
       warn0("TREMOR_COUNTERS=oncpu with " + oversubscribed +
             ": every context switch costs ~1 us more; cputime is cheaper when ranks share cores");
     }
+    collect_environment();  // once, here: nothing of it runs in the recording loop
     open_spill();
     started_ = true;
     init_tick_ = ticks();
     segment_start_tick_ = init_tick_;
     last_totals_ = sum_threads();
     work_at_segment_start_ = read_work();
+    current_segment_.store(0, std::memory_order_relaxed);
     if (ThreadState* const self = t_state ? t_state : register_current_thread()) {
       self->last_counter = work_at_segment_start_.value;
       self->last_counter_tick = ticks();
@@ -235,6 +238,7 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
   }
   last_totals_ = now;
   segment_start_tick_ = end;
+  current_segment_.store(current_segment_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (cputime && caller != nullptr && work_at_entry.valid && end - start < g_long_call_ticks) {
     // A short collective busy-polls: its wall time is CPU time, taken out of
     // the next segment like a short call's, and the entry reading serves as
@@ -259,6 +263,7 @@ bool Recorder::finish() noexcept {
   finalize_tick_ = ticks();
   // The last segment runs from the last boundary to MPI_Finalize.
   close_segment(CallId::Finalize, finalize_tick_, finalize_tick_, read_work());
+  current_segment_.store(-1, std::memory_order_relaxed);
   end_spill(SpillEnd::finalize_unsaved);
   return true;
 }
@@ -281,6 +286,7 @@ void Recorder::open_spill() noexcept {
     header.counter_events = counter_.events();
     header.configuration = effective_configuration(config_);
     for (std::string_view name : kCallNames) header.call_names.emplace_back(name);
+    header.environment = encode_environment(collected_environment(), std::size_t{256} << 10);
     header.start_time_unix = start_time_unix_;
     header.seconds_per_tick = seconds_per_tick();
     spill_.open(config_, std::move(header), *this);

@@ -2,6 +2,7 @@
 // rank and shape, and stored indices for range, before RunData is returned.
 #include <limits>
 
+#include "environment_file.hpp"
 #include "hdf5_util.hpp"
 #include "run_file_layout.hpp"
 #include "tremor/run_file.hpp"
@@ -205,6 +206,14 @@ bool read_injection(hid_t file, std::vector<InjectionRecord>& records, std::stri
       return false;
     for (std::size_t i = 0; i < rank.size(); ++i) records[i].*member = values[i];
   }
+  // Files written before the segment column was added keep -1 (unknown).
+  if (hdf5::link_exists(file, "/injection/segment")) {
+    std::vector<std::int64_t> segment;
+    if (!hdf5::read_vector(file, "/injection/segment", segment, error) ||
+        !same_length(segment.size(), rank.size(), "/injection/segment", error))
+      return false;
+    for (std::size_t i = 0; i < rank.size(); ++i) records[i].segment = segment[i];
+  }
   return true;
 }
 
@@ -235,7 +244,8 @@ std::optional<RunData> read_run(const std::filesystem::path& path, std::string& 
          read_bins(file.get(), run.global_bins, reason) && read_segments(file.get(), run.segments, reason) &&
          read_detail(file.get(), run, run.detail, reason) &&
          read_totals(file.get(), run, static_cast<std::size_t>(run.meta.world_size), reason) &&
-         read_injection(file.get(), run.injection, reason);
+         read_injection(file.get(), run.injection, reason) &&
+         read_environment(file.get(), static_cast<std::size_t>(run.meta.world_size), run.environment, reason);
   } catch (const std::exception& exception) {
     reason = std::string("cannot load: ") + exception.what();
   }

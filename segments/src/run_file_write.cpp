@@ -7,6 +7,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "environment_file.hpp"
 #include "file_image.hpp"
 #include "hdf5_util.hpp"
 #include "run_file_layout.hpp"
@@ -145,7 +146,8 @@ bool write_totals(hid_t file, const RunData& run, std::string& error) {
 bool write_injection(hid_t file, const std::vector<InjectionRecord>& records, std::string& error) {
   Handle group = hdf5::open_or_create_group(file, "/injection", error);
   if (!group.valid() || !hdf5::write_vector(group.get(), "rank", column(records, &InjectionRecord::rank), error) ||
-      !hdf5::write_strings(group.get(), "call", column(records, &InjectionRecord::call), error))
+      !hdf5::write_strings(group.get(), "call", column(records, &InjectionRecord::call), error) ||
+      !hdf5::write_vector(group.get(), "segment", column(records, &InjectionRecord::segment), error))
     return false;
   for (const auto& [name, member] : layout::kInjectionNumbers)
     if (!hdf5::write_vector(group.get(), name, column(records, member), error)) return false;
@@ -189,7 +191,7 @@ bool write_run(const std::filesystem::path& path, const RunData& run, std::strin
   bool ok = write_metadata(file.get(), run.meta, error) && write_ranks(file.get(), run.ranks, error) &&
             write_bins(file.get(), run.global_bins, error) && write_segments(file.get(), run.segments, error) &&
             write_detail(file.get(), run.detail, error) && write_totals(file.get(), run, error) &&
-            write_injection(file.get(), run.injection, error);
+            write_injection(file.get(), run.injection, error) && write_environment(file.get(), run.environment, error);
   std::vector<char> image;
   if (ok) {
     image = hdf5::file_image(file.get());

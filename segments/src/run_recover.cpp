@@ -149,6 +149,14 @@ std::optional<RecoveredRun> recover_run(const std::vector<SpillFile>& files, std
   meta.mpi_library_version = root.mpi_library_version;
   meta.world_size = root.world_size;
   meta.node_count = assign_nodes(hosts, out.run.ranks);
+  // Spills of builds without /environment carry none: the run then has none.
+  std::vector<ProcessEnvironment> environments;
+  bool any_environment = false;
+  for (std::size_t r = 0; r < world; ++r) {
+    environments.push_back(decode_environment(by_rank[r]->header.environment));
+    any_environment = any_environment || !by_rank[r]->header.environment.empty();
+  }
+  if (any_environment) out.run.environment = assemble_environment(out.run.ranks, environments);
   meta.counter_source = root.counter_source;
   meta.counter_events = root.counter_events;
   meta.counter_unit = root.counter_unit;

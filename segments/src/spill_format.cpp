@@ -89,6 +89,8 @@ bool parse_text(std::string_view text, SpillHeader& h, std::string& error) {
       h.counter_events.emplace_back(value);
     } else if (key == "call_name") {
       h.call_names.emplace_back(value);
+    } else if (key == "environment") {
+      h.environment.append(value).append("\n");
     } else if (key == "config") {
       const std::size_t inner = value.find('=');
       h.configuration.emplace_back(std::string(value.substr(0, inner)),
@@ -164,6 +166,12 @@ std::vector<char> encode_spill_header(const SpillHeader& h) {
   for (const std::string& event : h.counter_events) line("counter_event", event);
   for (const auto& [name, value] : h.configuration) line("config", name + "=" + value);
   for (const std::string& name : h.call_names) line("call_name", name);
+  // Already one line per fact (encode_environment escapes line breaks).
+  for (std::string_view rest = h.environment; !rest.empty();) {
+    const std::size_t newline = rest.find('\n');
+    line("environment", rest.substr(0, newline));
+    rest.remove_prefix(newline == std::string_view::npos ? rest.size() : newline + 1);
+  }
   if (text.size() > kSpillMaxTextBytes) text.resize(kSpillMaxTextBytes);  // a giant command line, cut
 
   Prefix prefix{kSpillMagic,

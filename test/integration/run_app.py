@@ -19,7 +19,7 @@ import tempfile
 import h5py
 import numpy as np
 
-from launch import mpi_command, preloaded  # same folder
+from launch import add_launch_arguments, launched_program, mpi_command, run_preloaded  # same folder
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 METRICS_DEF = os.path.join(HERE, "..", "..", "segments", "include", "tremor", "metrics.def")
@@ -225,10 +225,21 @@ def check_stacked(f, args):
     print(f"profiler I/O time on rank {rank}: {measured:.4f} s; injected: {truth:.4f} s")
     if not low <= measured <= high:
         fail(f"measured {measured:.4f} s outside [{low:.4f}, {high:.4f}] for {truth:.4f} s injected")
+    # The truth per segment: each delay is tagged with the profiler's segment, and
+    # that segment's I/O time on the rank holds it (bins are within a few %).
+    tags = f["injection/segment"][:][ours]
+    if tags.min() < 0 or tags.max() >= segments:
+        fail(f"injection segments {tags.min()}..{tags.max()} outside 0..{segments - 1}")
+    per_segment = np.bincount(tags, weights=spent * 1e-6, minlength=segments)
+    io_time = detail_values(f, "io_time")[row]
+    short = [(s, io_time[s], per_segment[s]) for s in range(segments) if io_time[s] < 0.9 * per_segment[s] - 1e-4]
+    if short:
+        fail(f"segments whose I/O time is below their injected delay (segment, io s, injected s): {short[:5]}")
+    print(f"{np.count_nonzero(per_segment)} segments hold injected delays; each segment's I/O time covers them")
 
 
 def check_fortran(f, args):
-    """fortran_*.f90: each call seen exactly once whatever the binding style."""
+    """test/apps/fortran_*: each call seen exactly once whatever the binding style."""
     n = int(args["iterations"])
     segments = f["segments/duration_s"].shape[0]
     if segments != n + 1:
@@ -296,7 +307,7 @@ def check_planted(f, args):
     top = max(report["stragglers"]["ranks"], key=lambda r: r["impact_s"])
     if top["rank"] != rank:
         fail(f"top straggler is rank {top['rank']}, expected {rank}: {report['stragglers']}")
-    # The class of the truth (STATISTICS.md §6: low < 7.5 % <= medium <= 15 % < high),
+    # The class of the truth (docs/statistics.md#classification: low < 7.5 % <= medium <= 15 % < high),
     # over the same tolerance: a machine that slows the whole run evenly (no
     # flagged segment) shrinks the planted share, and can rightly move the class.
     def interference_class(percent):
@@ -330,16 +341,13 @@ CHECKS = {"switch_records": lambda f, args: check_switch_records(f, args, args.g
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--launcher", required=True)
-    parser.add_argument("--np", type=int, default=2)
-    parser.add_argument("--preload", required=True)
     parser.add_argument("--env", action="append", default=[])
     parser.add_argument("--check", action="append", required=True, choices=sorted(CHECKS))
     parser.add_argument("--arg", action="append", default=[])
     parser.add_argument("--attempts", type=int, default=1, help="runs allowed for timing-based checks")
-    parser.add_argument("program", nargs=argparse.REMAINDER)
+    add_launch_arguments(parser)
     opts = parser.parse_args()
-    program = opts.program[1:] if opts.program and opts.program[0] == "--" else opts.program
+    program = launched_program(opts)
     # Accuracy checks read real timings: other load on a shared CI machine is
     # real interference for the run, so they may take up to --attempts runs;
     # a broken estimator fails every one of them.
@@ -367,12 +375,11 @@ def run_and_check(opts, program):
     with tempfile.TemporaryDirectory(prefix="tremor-test-") as out:
         env = dict(os.environ, TREMOR_OUTPUT_DIR=out, LD_PRELOAD=opts.preload, TREMOR_REPORT="none")
         env.update(kv.split("=", 1) for kv in opts.env)
-        command, env = preloaded(mpi_command(opts.launcher, opts.np, program), env)
-        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        result = run_preloaded(mpi_command(opts.launcher, opts.np, program), env, timeout=300)
         sys.stdout.write(result.stdout)
         sys.stderr.write(result.stderr)
         if result.returncode != 0:
-            print(f"CHECK FAILED: {' '.join(command)} exited with {result.returncode}")
+            print(f"CHECK FAILED: {' '.join(result.args)} exited with {result.returncode}")
             sys.exit(1)
         files = glob.glob(os.path.join(out, "*.h5"))
         if len(files) != 1:

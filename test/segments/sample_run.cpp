@@ -69,7 +69,23 @@ RunData sample_run(std::size_t world_size, std::size_t segments) {
     run.raw_totals.push_back(totals);
     run.raw_feature_totals.push_back(feature_totals);
   }
-  run.injection = {{0, 0.5, "MPI_Allreduce", 100.0, 101.5}, {2, 1.25, "write", 50.0, 49.0}};
+  run.injection = {{0, 0.5, "MPI_Allreduce", 100.0, 101.5, 17}, {2, 1.25, "write", 50.0, 49.0, -1}};
+  // Every rank collected; rank 1 runs another binary build.
+  std::vector<ProcessEnvironment> collected(world_size);
+  for (std::size_t r = 0; r < world_size; ++r) {
+    ProcessEnvironment& mine = collected[r];
+    if (r % 2 == 0) {
+      for (std::string_view name : kNodeFacts)
+        mine.node.emplace_back(std::string(name), name == "governor"
+                                                      ? unknown_fact("/sys/devices/system/cpu/cpu0/cpufreq: missing")
+                                                      : "value of " + std::string(name));
+      mine.node.front().second = "Test CPU\nsecond line";
+    }
+    mine.process = {{"binary_path", "/apps/app"}, {"binary_build_id", r == 1 ? "beef" : "dead"}};
+    mine.affinity = std::to_string(r % 2);
+    mine.variables = {{"OMP_NUM_THREADS", "3"}};
+  }
+  run.environment = assemble_environment(run.ranks, collected);
   return run;
 }
 

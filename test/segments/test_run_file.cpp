@@ -9,30 +9,16 @@
 #include <random>
 
 #include "sample_run.hpp"
+#include "temp_dir.hpp"
 #include "tremor/output_path.hpp"
 #include "file_image.hpp"
 #include "tremor/run_file.hpp"
 
 namespace fs = std::filesystem;
 using tremor::RunData;
+using tremor::test::TempDir;  // a fresh directory per test case
 
 namespace {
-
-// A fresh directory per test case, removed afterwards.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() /
-           ("tremor-segments-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  static inline int counter = 0;
-};
 
 void require_equal(const RunData& a, const RunData& b) {
   CHECK(a.meta.tremor_version == b.meta.tremor_version);
@@ -93,6 +79,7 @@ void require_equal(const RunData& a, const RunData& b) {
     CHECK(a.injection[i].call == b.injection[i].call);
     CHECK(a.injection[i].requested_us == b.injection[i].requested_us);
     CHECK(a.injection[i].spent_us == b.injection[i].spent_us);
+    CHECK(a.injection[i].segment == b.injection[i].segment);
   }
 }
 
@@ -121,7 +108,7 @@ TEST_CASE("write_run -> read_run round trip preserves every field", "[hdf5]") {
   for (auto [ranks, segments] : {std::pair{3, 7}, std::pair{4, 5000}, std::pair{0, 0}}) {
     INFO("ranks " << ranks << " segments " << segments);
     const RunData run = tremor::test::sample_run(static_cast<std::size_t>(ranks), static_cast<std::size_t>(segments));
-    const fs::path file = dir.path / ("run-" + std::to_string(ranks) + ".h5");
+    const fs::path file = dir.path() / ("run-" + std::to_string(ranks) + ".h5");
     std::string error;
     REQUIRE(tremor::write_run(file, run, error));
     const auto back = tremor::read_run(file, error);
@@ -133,7 +120,7 @@ TEST_CASE("write_run -> read_run round trip preserves every field", "[hdf5]") {
 
 TEST_CASE("write_run never overwrites and reports unusable targets", "[hdf5]") {
   TempDir dir;
-  const fs::path file = dir.path / "run.h5";
+  const fs::path file = dir.path() / "run.h5";
   const RunData run = tremor::test::sample_run();
   std::string error;
   REQUIRE(tremor::write_run(file, run, error));
@@ -146,11 +133,11 @@ TEST_CASE("write_run never overwrites and reports unusable targets", "[hdf5]") {
   CHECK_FALSE(tremor::write_run(file, run, error, tremor::ExistingFile::fill_empty_reservation));
 
   error.clear();
-  CHECK_FALSE(tremor::write_run(dir.path / "no" / "such" / "dir.h5", run, error));
+  CHECK_FALSE(tremor::write_run(dir.path() / "no" / "such" / "dir.h5", run, error));
   CHECK_THAT(error, Catch::Contains("not writable"));
 
   // An empty reservation is filled.
-  const fs::path reserved = dir.path / "reserved.h5";
+  const fs::path reserved = dir.path() / "reserved.h5";
   std::ofstream(reserved).close();
   CHECK_FALSE(tremor::write_run(reserved, run, error));
   REQUIRE(tremor::write_run(reserved, run, error, tremor::ExistingFile::fill_empty_reservation));
@@ -158,9 +145,9 @@ TEST_CASE("write_run never overwrites and reports unusable targets", "[hdf5]") {
 
   // A reservation swapped for a symlink to someone else's empty file: the
   // link is never followed, the other file stays empty.
-  const fs::path victim = dir.path / "victim";
+  const fs::path victim = dir.path() / "victim";
   std::ofstream(victim).close();
-  const fs::path swapped = dir.path / "swapped.h5";
+  const fs::path swapped = dir.path() / "swapped.h5";
   fs::create_symlink(victim, swapped);
   CHECK_FALSE(tremor::write_run(swapped, run, error, tremor::ExistingFile::fill_empty_reservation));
   CHECK(fs::file_size(victim) == 0);
@@ -168,7 +155,7 @@ TEST_CASE("write_run never overwrites and reports unusable targets", "[hdf5]") {
 
 TEST_CASE("RunFileAppender leaves the run file intact when the new copy cannot be written", "[hdf5]") {
   TempDir dir;
-  const fs::path file = dir.path / "run.h5";
+  const fs::path file = dir.path() / "run.h5";
   std::string error;
   REQUIRE(tremor::write_run(file, tremor::test::sample_run(), error));
   const auto before = fs::file_size(file);
@@ -195,26 +182,26 @@ TEST_CASE("RunFileAppender leaves the run file intact when the new copy cannot b
   CHECK_THAT(appender->error(), Catch::Contains("File too large"));
   CHECK(fs::file_size(file) == before);
   CHECK(tremor::read_run(file, error).has_value());
-  for (const auto& entry : fs::directory_iterator(dir.path)) CHECK(entry.path() == file);  // no temporary left
+  for (const auto& entry : fs::directory_iterator(dir.path())) CHECK(entry.path() == file);  // no temporary left
 }
 
 TEST_CASE("read_run gives clear errors on bad files", "[hdf5]") {
   TempDir dir;
   std::string error;
-  CHECK_FALSE(tremor::read_run(dir.path / "missing.h5", error).has_value());
+  CHECK_FALSE(tremor::read_run(dir.path() / "missing.h5", error).has_value());
   CHECK_THAT(error, Catch::Contains("does not exist"));
 
-  const fs::path text = dir.path / "text.h5";
+  const fs::path text = dir.path() / "text.h5";
   std::ofstream(text) << "this is not HDF5\n";
   CHECK_FALSE(tremor::read_run(text, error).has_value());
   CHECK_THAT(error, Catch::Contains("not an HDF5 file"));
 
-  const fs::path good = dir.path / "good.h5";
+  const fs::path good = dir.path() / "good.h5";
   REQUIRE(tremor::write_run(good, tremor::test::sample_run(4, 5000), error));
   const auto size = fs::file_size(good);
   for (double fraction : {0.9, 0.5, 0.1, 0.01}) {
     INFO("truncated to " << fraction);
-    const fs::path cut = dir.path / ("cut-" + std::to_string(fraction) + ".h5");
+    const fs::path cut = dir.path() / ("cut-" + std::to_string(fraction) + ".h5");
     fs::copy_file(good, cut);
     fs::resize_file(cut, static_cast<std::uintmax_t>(static_cast<double>(size) * fraction));
     error.clear();
@@ -233,7 +220,7 @@ TEST_CASE("read_run gives clear errors on bad files", "[hdf5]") {
     for (int trial = 0; trial < kTrials; ++trial) {
       std::vector<char> copy = bytes;
       for (int k = 0; k < 4; ++k) copy[offset(engine)] ^= static_cast<char>(1 + engine() % 255);
-      const fs::path corrupted = dir.path / ("corrupted-" + std::to_string(trial) + ".h5");
+      const fs::path corrupted = dir.path() / ("corrupted-" + std::to_string(trial) + ".h5");
       std::ofstream(corrupted, std::ios::binary).write(copy.data(), static_cast<std::streamsize>(copy.size()));
       error.clear();
       if (!tremor::read_run(corrupted, error)) {
@@ -245,13 +232,13 @@ TEST_CASE("read_run gives clear errors on bad files", "[hdf5]") {
     CHECK(detected > kTrials / 2);
   }
 
-  const fs::path wrong_version = dir.path / "v99.h5";
+  const fs::path wrong_version = dir.path() / "v99.h5";
   fs::copy_file(good, wrong_version);
   set_schema_version(wrong_version, 99);
   CHECK_FALSE(tremor::read_run(wrong_version, error).has_value());
   CHECK_THAT(error, Catch::Contains("unsupported schema version 99"));
 
-  const fs::path no_version = dir.path / "noversion.h5";
+  const fs::path no_version = dir.path() / "noversion.h5";
   {
     const hid_t id = H5Fcreate(no_version.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
     REQUIRE(id >= 0);
@@ -260,7 +247,7 @@ TEST_CASE("read_run gives clear errors on bad files", "[hdf5]") {
   CHECK_FALSE(tremor::read_run(no_version, error).has_value());
   CHECK_THAT(error, Catch::Contains("no 'schema_version'"));
 
-  const fs::path missing = dir.path / "missing-dataset.h5";
+  const fs::path missing = dir.path() / "missing-dataset.h5";
   fs::copy_file(good, missing);
   delete_link(missing, "/segments/work");
   CHECK_FALSE(tremor::read_run(missing, error).has_value());
@@ -268,14 +255,14 @@ TEST_CASE("read_run gives clear errors on bad files", "[hdf5]") {
 
   RunData uneven = tremor::test::sample_run();
   uneven.segments.late_rank.pop_back();
-  const fs::path inconsistent = dir.path / "inconsistent.h5";
+  const fs::path inconsistent = dir.path() / "inconsistent.h5";
   REQUIRE(tremor::write_run(inconsistent, uneven, error));
   CHECK_FALSE(tremor::read_run(inconsistent, error).has_value());
   CHECK_THAT(error, Catch::Contains("inconsistent sizes") && Catch::Contains("late_rank"));
 
   RunData out_of_range = tremor::test::sample_run();
   out_of_range.detail.global_index[0][0] = 400;
-  const fs::path bad_index = dir.path / "bad-index.h5";
+  const fs::path bad_index = dir.path() / "bad-index.h5";
   REQUIRE(tremor::write_run(bad_index, out_of_range, error));
   CHECK_FALSE(tremor::read_run(bad_index, error).has_value());
   CHECK_THAT(error, Catch::Contains("bin index 400"));
@@ -283,7 +270,7 @@ TEST_CASE("read_run gives clear errors on bad files", "[hdf5]") {
 
 TEST_CASE("RunFileAppender adds groups and refuses to replace", "[hdf5]") {
   TempDir dir;
-  const fs::path file = dir.path / "run.h5";
+  const fs::path file = dir.path() / "run.h5";
   std::string error;
   REQUIRE(tremor::write_run(file, tremor::test::sample_run(), error));
   {
@@ -310,34 +297,34 @@ TEST_CASE("RunFileAppender adds groups and refuses to replace", "[hdf5]") {
   CHECK(read[0] == 1.5);
   CHECK(read[1] == 2.5);
 
-  CHECK_FALSE(tremor::RunFileAppender::open(dir.path / "absent.h5", error).has_value());
+  CHECK_FALSE(tremor::RunFileAppender::open(dir.path() / "absent.h5", error).has_value());
 }
 
 TEST_CASE("reserve_output_files gives unique, exclusive names", "[output]") {
   TempDir dir;
   const std::vector<std::string_view> extensions{".h5", ".json"};
   std::string error;
-  const auto first = tremor::reserve_output_files(dir.path, "/usr/bin/my app", "job/7", extensions, error);
+  const auto first = tremor::reserve_output_files(dir.path(), "/usr/bin/my app", "job/7", extensions, error);
   REQUIRE(first.has_value());
   const std::string expected_stem = "my_app-job_7-" + std::to_string(::getpid()) + "-0";
   CHECK(first->stem == expected_stem);
   REQUIRE(first->paths.size() == 2);
-  CHECK(first->paths[0] == dir.path / (expected_stem + ".h5"));
+  CHECK(first->paths[0] == dir.path() / (expected_stem + ".h5"));
   CHECK(fs::exists(first->paths[1]));
 
   // A stray .json with the next stem makes the next reservation skip that n.
-  std::ofstream(dir.path / ("my_app-job_7-" + std::to_string(::getpid()) + "-1.json")) << "{}";
-  const auto second = tremor::reserve_output_files(dir.path, "my app", "job/7", extensions, error);
+  std::ofstream(dir.path() / ("my_app-job_7-" + std::to_string(::getpid()) + "-1.json")) << "{}";
+  const auto second = tremor::reserve_output_files(dir.path(), "my app", "job/7", extensions, error);
   REQUIRE(second.has_value());
   CHECK(second->stem == "my_app-job_7-" + std::to_string(::getpid()) + "-2");
-  CHECK_FALSE(fs::exists(dir.path / ("my_app-job_7-" + std::to_string(::getpid()) + "-1.h5")));
+  CHECK_FALSE(fs::exists(dir.path() / ("my_app-job_7-" + std::to_string(::getpid()) + "-1.h5")));
 
-  const auto timed = tremor::reserve_output_files(dir.path, "app", "", extensions, error);
+  const auto timed = tremor::reserve_output_files(dir.path(), "app", "", extensions, error);
   REQUIRE(timed.has_value());
   CHECK(timed->stem.size() == std::string("app-yyyymmdd-hhmmss-").size() + std::to_string(::getpid()).size() + 2);
 
   std::string message;
-  CHECK_FALSE(tremor::reserve_output_files(dir.path / "absent", "app", "", extensions, message).has_value());
+  CHECK_FALSE(tremor::reserve_output_files(dir.path() / "absent", "app", "", extensions, message).has_value());
   CHECK_THAT(message, Catch::Contains("cannot create"));
 
   // The reserved .h5 is filled by write_run in reservation mode.

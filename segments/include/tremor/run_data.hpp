@@ -9,13 +9,14 @@
 #include <utility>
 #include <vector>
 
+#include "tremor/environment.hpp"
 #include "tremor/metrics.hpp"
 
 namespace tremor {
 
 inline constexpr int kSchemaVersion = 1;
 
-// One quantizer bin (STATISTICS.md §7): the representative is sum/count, the
+// One quantizer bin (docs/statistics.md#quantization): the representative is sum/count, the
 // count-weighted mean; min and max keep the extremes for the EVT layer.
 struct Bin {
   double sum = 0.0;
@@ -92,6 +93,7 @@ struct InjectionRecord {
   std::string call;
   double requested_us = 0.0;
   double spent_us = 0.0;
+  std::int64_t segment = -1;  // the profiler's segment on that rank when the delay started; -1 unknown
 };
 
 struct RunData {
@@ -105,6 +107,7 @@ struct RunData {
   std::vector<QuantizedValues> raw_totals;
   std::vector<FeatureVector> raw_feature_totals;
   std::vector<InjectionRecord> injection;
+  RunEnvironment environment;  // empty in files written before /environment existed
 };
 
 }  // namespace tremor

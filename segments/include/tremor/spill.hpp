@@ -75,6 +75,8 @@ struct SpillHeader {
   std::vector<std::string> call_names;
   double start_time_unix = 0.0;
   double seconds_per_tick = 0.0;
+  // The rank's /environment collection (encode_environment), one line per fact.
+  std::string environment;
 };
 
 // Encoded header bytes (prefix + text). Newlines inside values become spaces.

@@ -1,0 +1,109 @@
+#include "environment_collect.hpp"
+
+#include <papi.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "tremor/environment_probe.hpp"
+
+extern char** environ;
+
+namespace tremor::interpose {
+namespace {
+
+ProcessEnvironment& stored() {
+  static ProcessEnvironment environment;  // function-local: no work at load time
+  return environment;
+}
+
+// The rank's index on its node from the launcher (Open MPI, MPICH Hydra,
+// Slurm, PMI), -1 when none says: then every rank collects and the root
+// keeps the node's first.
+int launcher_local_rank() {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "PMI_LOCAL_RANK", "PALS_LOCAL_RANKID"}) {
+    const char* value = std::getenv(name);
+    if (value == nullptr || *value == '\0') continue;
+    char* end = nullptr;
+    const long rank = std::strtol(value, &end, 10);
+    if (*end == '\0' && rank >= 0) return static_cast<int>(rank);
+  }
+  return -1;
+}
+
+std::string full_mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING + 1] = {};
+  int length = 0;
+  if (PMPI_Get_library_version(text, &length) != MPI_SUCCESS) return unknown_fact("MPI_Get_library_version failed");
+  std::string version(text, static_cast<std::size_t>(std::clamp(length, 0, MPI_MAX_LIBRARY_VERSION_STRING)));
+  while (!version.empty() && (version.back() == '\0' || version.back() == '\n' || version.back() == ' '))
+    version.pop_back();
+  return version;
+}
+
+std::string version_text(int version) {
+  return std::to_string(PAPI_VERSION_MAJOR(version)) + "." + std::to_string(PAPI_VERSION_MINOR(version)) + "." +
+         std::to_string(PAPI_VERSION_REVISION(version)) + "." + std::to_string(PAPI_VERSION_INCREMENT(version));
+}
+
+std::string papi_version() {
+  // PAPI_get_opt needs an initialised library; the counter set-up has
+  // initialised it when PAPI counts the work.
+  if (PAPI_is_initialized() != PAPI_NOT_INITED) {
+    const int version = PAPI_get_opt(PAPI_LIB_VERSION, nullptr);
+    if (version > 0) return version_text(version);
+  }
+  return version_text(PAPI_VERSION) + " (built against; not initialised in this run)";
+}
+
+}  // namespace
+
+void collect_environment() noexcept {
+  try {
+    ProcessEnvironment& environment = stored();
+    if (launcher_local_rank() <= 0) {
+      environment.node = environment_probe::probe_node("/");
+      environment.node.emplace_back("mpi_library_version", full_mpi_library_version());
+      environment.node.emplace_back("papi_version", papi_version());
+      environment.node.emplace_back("hdf5_version", environment_probe::hdf5_library_version());
+    }
+    environment.process = environment_probe::probe_binary("/proc/self/exe", environment_probe::running_build_id());
+    environment.affinity = environment_probe::current_affinity();
+    environment.variables = environment_probe::performance_variables(environ);
+  } catch (...) {
+    stored() = ProcessEnvironment{};  // the run then records its environment as not collected
+  }
+}
+
+const ProcessEnvironment& collected_environment() noexcept { return stored(); }
+
+void gather_environment(MPI_Comm comm, int rank, int size, RunData* run) {
+  constexpr std::size_t kRootBudget = std::size_t{64} << 20;
+  const std::size_t budget = std::max<std::size_t>(4096, kRootBudget / static_cast<std::size_t>(std::max(1, size)));
+  const std::string mine = encode_environment(stored(), budget);
+  const int length = static_cast<int>(mine.size());
+  const bool root = rank == 0;
+  std::vector<int> lengths(root ? static_cast<std::size_t>(size) : 0), displs;
+  PMPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
+  std::vector<char> all;
+  if (root) {
+    long long offset = 0;
+    for (int l : lengths) {
+      displs.push_back(static_cast<int>(offset));
+      offset += l;
+    }
+    all.resize(static_cast<std::size_t>(offset));
+  }
+  PMPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), displs.data(), MPI_CHAR, 0, comm);
+  if (!root) return;
+  std::vector<ProcessEnvironment> per_rank;
+  for (int r = 0; r < size; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    per_rank.push_back(
+        decode_environment(std::string_view(all.data() + displs[i], static_cast<std::size_t>(lengths[i]))));
+  }
+  run->environment = assemble_environment(run->ranks, per_rank);
+}
+
+}  // namespace tremor::interpose
