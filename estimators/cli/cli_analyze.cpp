@@ -1,5 +1,5 @@
 // `tremor analyze FILE.h5 [--mad-factor X --cluster-threshold X --min-group N
-//   --scales 2,4,8 --replicas N --seed S] [--json] [--fail-on medium|high]`
+//   --scales 2,4,8 --replicas N --seed S --method primary|mad4] [--json] [--fail-on medium|high]`
 // `tremor analyze --recover STEM|FILE.spill... [--output-dir DIR] [...]`
 // Reads a run file, analyses it with the stored effective configuration
 // (command-line values override it) and prints the same report as the
@@ -219,6 +219,12 @@ void register_analyze(CLI::App& app) {
           "--replicas", [&o](const int& v) { o.replicas = v; }, "Bootstrap replicas")
       ->check(CLI::Range(1, 1000000));
   add_override<std::uint64_t>(command, "--seed", o.seed, "Seed of every random draw");
+  command
+      ->add_option_function<std::string>(
+          "--method", [&o](const std::string& v) { o.method = v; },
+          "Headline estimate: primary (lost time against the intrinsic duration, default) or mad4 (the paper's "
+          "median + 4 MAD rule); both are always reported")
+      ->check(CLI::IsMember({"primary", "mad4"}));
   command->add_flag("--json", options->json, "Print the JSON report instead of text");
   command->add_option("--fail-on", options->fail_on, "Exit with status 3 when the class is at least this")
       ->check(CLI::IsMember({"medium", "high"}));

@@ -22,9 +22,9 @@ not line up with the level. Per run it records:
   and their sum exceeds the run time by the ranks' exit skew, which varies
   from run to run. The raw (T − T_fastest)/T is kept too;
 - injected critical path, from the run file's /injection records: delays are
-  put in segments by time (segment ends = cumulative sum of the per-segment
-  durations, which are maxima over ranks, so ends are those of the slowest
-  rank), summed per rank and segment, and the per-segment maximum over ranks
+  put in the segment the profiler tags them with (`/injection/segment`; by
+  time for delays without a tag: segment ends = cumulative sum of the
+  per-segment durations), summed per rank and segment, and the per-segment maximum over ranks
   is summed. In a bulk-synchronous program every rank waits at the boundary
   for the most delayed one, so delays of different ranks in one segment
   overlap and only the largest counts. A delay close to a boundary may be put
@@ -62,7 +62,8 @@ import numpy as np  # noqa: E402
 RUN_COLUMNS = ["workload", "order", "run", "level_percent", "inject_calls", "inject_ranks", "inject_probability",
                "inject_mean_us", "inject_sd_us", "inject_seed", "wall_s", "run_time_s", "fastest_run_time_s",
                "raw_measured_percent", "median_displacement_s", "measured_percent", "injected_delays",
-               "injected_rank_max_s", "injected_critical_path_s", "injected_percent", "injected_assessed_percent", "estimated_percent",
+               "injected_rank_max_s", "injected_critical_path_s", "injected_percent", "injected_assessed_percent", "estimated_percent", "paper_mad4_percent",
+               "intrinsic_run_time_s",
                "estimated_continuous_percent", "estimate_class", "measured_class", "p_measured", "p_estimated",
                "accuracy", "abs_delta_pp", "same_class", "p_injected", "accuracy_vs_injected", "segments", "usable_segments",
                "usable_time_percent", "boundary_rate_hz", "counter_source",
@@ -132,6 +133,9 @@ def injected_critical_path(h5):
     spent = h5["injection/spent_us"][:] * 1e-6
     segment_ends = np.cumsum(h5["segments/duration_s"][:])
     segment = np.minimum(np.searchsorted(segment_ends, times), len(segment_ends) - 1)
+    if "injection/segment" in h5:  # the profiler's own segment of each delay: exact where known
+        tagged = h5["injection/segment"][:]
+        segment = np.where((tagged >= 0) & (tagged < len(segment_ends)), tagged, segment)
     per_rank_segment = {}
     for r, s, d in zip(ranks, segment, spent):
         per_rank_segment[(int(r), int(s))] = per_rank_segment.get((int(r), int(s)), 0.0) + float(d)
@@ -174,6 +178,8 @@ def run_once(args, workload, out_dir, level, probability, seed, mean, sd):
             "injected_assessed_percent": 100.0 * critical_assessed / run_time,
             "estimated_percent": float("nan") if estimated is None else float(estimated),
             "estimated_continuous_percent": float("nan") if continuous is None else float(continuous),
+            "paper_mad4_percent": float(report.get("paper_mad4_percent", float("nan"))),
+            "intrinsic_run_time_s": float(report.get("intrinsic_run_time_s", float("nan"))),
             "estimate_class": report.get("class") or "none", "segments": report.get("segments"),
             "usable_segments": report.get("usable_segments"), "counter_source": report.get("counter_source"),
             "usable_time_percent": report.get("usable_time_percent"), "boundary_rate_hz": report.get("boundary_rate_hz"),
@@ -316,7 +322,7 @@ def main():
         SUMMARY_COLUMNS, [f"Seed {seed}; {args.runs} runs per workload at levels {args.levels} %; "
                           "accuracy = 1 − |p_measured − p_estimated| (logistic k = 0.35, x0 = 11.25)."])
     with open(os.path.join(args.output, "campaign.json"), "w") as handle:
-        json.dump(plan, handle, indent=1)
+        json.dump(common.portable_paths(plan), handle, indent=1)
     plot(rows, names, args.output)
     with open(os.path.join(args.output, "summary.md")) as handle:
         print(handle.read())

@@ -46,9 +46,22 @@ def _headline(report: dict) -> str:
     return (f'<div class="headline"><div class="light" style="background:{colour}" title="{word}"></div><div>'
             f'<div class="figure">{report["interference_percent"]:.1f} % of this run was lost to interference'
             f' — {escape(run_class.upper())}</div>'
+            f'<div class="sub">{_estimates(report)}</div>'
             f'<div class="sub">traffic light {word}; probability that the run is highly interfered '
             f'{_number(report.get("probability_high"), 2)}; continuous interference (upper bound, reported apart) '
             f'{_number(report.get("continuous_interference_percent"), 1)} %</div></div></div>')
+
+
+def _estimates(report: dict) -> str:
+    """The primary estimate with its interval and intrinsic run time, and the paper's 4·MAD figure."""
+    interval = report.get("lost_percent_ci") or [None, None]
+    primary = (f'Tremor\'s estimate {_number(report.get("lost_percent"), 1)} % '
+               f'(95 % interval {_number(interval[0], 1)}–{_number(interval[1], 1)} %); '
+               f'intrinsic run time {_number(report.get("intrinsic_run_time_s"))} s')
+    paper = f'paper\'s median + 4·MAD figure {_number(report.get("paper_mad4_percent"), 1)} %'
+    if report.get("method") == "mad4":
+        return escape(f"headline: {paper}; {primary}")
+    return escape(f"{primary}; {paper}")
 
 
 def _run_facts(run: RunView) -> str:

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include "synthetic_run.hpp"
+#include "temp_dir.hpp"
 #include "tremor/analysis/report.hpp"
 
 namespace fs = std::filesystem;
@@ -18,23 +20,9 @@ using namespace tremor;
 using namespace tremor::analysis;
 using tremor::test::SyntheticGroup;
 using tremor::test::SyntheticSpec;
+using tremor::test::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() /
-           ("tremor-analysis-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  static inline int counter = 0;
-};
 
 struct Outcome {
   int status = -1;
@@ -51,8 +39,8 @@ std::string slurp(const fs::path& path) {
 
 // Runs the real `tremor` binary; stdout and stderr go to files in `dir`.
 Outcome run_tremor(const TempDir& dir, const std::string& arguments) {
-  const fs::path out = dir.path / "stdout.txt";
-  const fs::path err = dir.path / "stderr.txt";
+  const fs::path out = dir.path() / "stdout.txt";
+  const fs::path err = dir.path() / "stderr.txt";
   const std::string command = std::string(TREMOR_CLI) + " " + arguments + " >" + out.string() + " 2>" + err.string();
   const int raw = std::system(command.c_str());
   Outcome outcome;
@@ -70,7 +58,7 @@ SyntheticSpec medium_spec() {
 }
 
 fs::path write_file(const TempDir& dir, const RunData& run, const std::string& name = "run.h5") {
-  const fs::path path = dir.path / name;
+  const fs::path path = dir.path() / name;
   std::string error;
   REQUIRE(write_run(path, run, error));
   return path;
@@ -139,7 +127,7 @@ TEST_CASE("report_run writes /analysis and the reserved JSON; tremor analyze agr
   TempDir dir;
   const RunData run = tremor::test::synthetic_run(medium_spec());
   const fs::path h5 = write_file(dir, run);
-  const fs::path json_path = dir.path / "run.json";
+  const fs::path json_path = dir.path() / "run.json";
   std::ofstream(json_path).close();  // the profiler reserves it empty
   Config config;
   config.report = ReportFormat::both;
@@ -224,27 +212,27 @@ TEST_CASE("report_run reports a missing JSON reservation in one line, never thro
   Config config;
   config.report = ReportFormat::none;
   std::FILE* text_out = std::tmpfile();
-  report_run(run, config, dir.path / "absent" / "x.h5", dir.path / "absent.json", text_out);
+  report_run(run, config, dir.path() / "absent" / "x.h5", dir.path() / "absent.json", text_out);
   std::rewind(text_out);
   std::string printed;
   for (int ch; (ch = std::fgetc(text_out)) != EOF;) printed += static_cast<char>(ch);
   std::fclose(text_out);
   CHECK_THAT(printed, Catch::Contains("cannot add /analysis"));
   CHECK_THAT(printed, Catch::Contains("cannot write the JSON report"));
-  CHECK_FALSE(fs::exists(dir.path / "absent.json"));  // no O_CREAT
+  CHECK_FALSE(fs::exists(dir.path() / "absent.json"));  // no O_CREAT
 }
 
 TEST_CASE("tremor analyze rejects bad files with one message and a non-zero exit", "[cli]") {
   TempDir dir;
   SECTION("not HDF5") {
-    std::ofstream(dir.path / "text.h5") << "this is not HDF5\n";
-    const Outcome o = run_tremor(dir, "analyze " + (dir.path / "text.h5").string());
+    std::ofstream(dir.path() / "text.h5") << "this is not HDF5\n";
+    const Outcome o = run_tremor(dir, "analyze " + (dir.path() / "text.h5").string());
     CHECK(o.status == 2);
     CHECK_THAT(o.err, Catch::Contains("not an HDF5 file"));
     CHECK(o.out.empty());
   }
   SECTION("missing") {
-    const Outcome o = run_tremor(dir, "analyze " + (dir.path / "none.h5").string());
+    const Outcome o = run_tremor(dir, "analyze " + (dir.path() / "none.h5").string());
     CHECK(o.status == 2);
     CHECK_THAT(o.err, Catch::Contains("does not exist"));
   }
@@ -257,7 +245,7 @@ TEST_CASE("tremor analyze rejects bad files with one message and a non-zero exit
     CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
   }
   SECTION("HDF5 with another schema") {
-    const fs::path h5 = dir.path / "other.h5";
+    const fs::path h5 = dir.path() / "other.h5";
     const hid_t file = H5Fcreate(h5.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
     REQUIRE(file >= 0);
     const hid_t group = H5Gcreate2(file, "/something", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -273,25 +261,25 @@ TEST_CASE("tremor analyze rejects bad files with one message and a non-zero exit
 TEST_CASE("tremor analyze --recover rejects unusable spill files with one message and exit 2", "[cli]") {
   TempDir dir;
   SECTION("no spill files under that stem") {
-    const Outcome o = run_tremor(dir, "analyze --recover " + (dir.path / "app-1-2-0").string());
+    const Outcome o = run_tremor(dir, "analyze --recover " + (dir.path() / "app-1-2-0").string());
     CHECK(o.status == 2);
     CHECK_THAT(o.err, Catch::Contains("no spill files"));
     CHECK(o.out.empty());
   }
   SECTION("garbage named like a spill file (found automatically by its extension)") {
-    std::ofstream(dir.path / "app-1-2-0.r0.spill") << "TREMSPIL but nothing after that makes sense, at all";
-    const Outcome o = run_tremor(dir, "analyze " + (dir.path / "app-1-2-0.r0.spill").string());
+    std::ofstream(dir.path() / "app-1-2-0.r0.spill") << "TREMSPIL but nothing after that makes sense, at all";
+    const Outcome o = run_tremor(dir, "analyze " + (dir.path() / "app-1-2-0.r0.spill").string());
     CHECK(o.status == 2);
     CHECK_THAT(o.err, Catch::Contains("not a usable Tremor spill file"));
     CHECK(o.out.empty());
   }
   SECTION("empty file") {
-    std::ofstream(dir.path / "app-1-2-0.r0.spill").flush();
-    const Outcome o = run_tremor(dir, "analyze --recover " + (dir.path / "app-1-2-0").string());
+    std::ofstream(dir.path() / "app-1-2-0.r0.spill").flush();
+    const Outcome o = run_tremor(dir, "analyze --recover " + (dir.path() / "app-1-2-0").string());
     CHECK(o.status == 2);
     CHECK_THAT(o.err, Catch::Contains("too short"));
   }
-  for (const auto& entry : fs::directory_iterator(dir.path)) {
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
     CHECK(entry.path().extension() != ".h5");  // nothing written for unusable input
   }
 }
@@ -305,4 +293,27 @@ TEST_CASE("tremor config lists every setting with default and meaning", "[cli]")
                Catch::Contains(std::string(setting.name) + " (default: '" + std::string(setting.default_value) + "')"));
     CHECK_THAT(o.out, Catch::Contains(std::string(setting.meaning)));
   }
+}
+
+TEST_CASE("tremor config --markdown prints the README's settings tables", "[cli]") {
+  TempDir dir;
+  const Outcome profiler = run_tremor(dir, "config --markdown profiler");
+  REQUIRE(profiler.status == 0);
+  CHECK(profiler.out.rfind("| variable | default | meaning |\n|---|---|---|\n", 0) == 0);
+  for (const Setting& setting : settings()) {
+    const std::string default_cell =
+        setting.default_value.empty() ? "*(empty)*" : "`" + std::string(setting.default_value) + "`";
+    CHECK_THAT(profiler.out, Catch::Contains("| `" + std::string(setting.name) + "` | " + default_cell + " | " +
+                                             std::string(setting.meaning) + " |\n"));
+  }
+  CHECK(std::count(profiler.out.begin(), profiler.out.end(), '\n') == static_cast<long>(settings().size() + 2));
+
+  const Outcome injector = run_tremor(dir, "config --markdown injector");
+  REQUIRE(injector.status == 0);
+  CHECK_THAT(injector.out, Catch::Contains("| `TREMOR_INJECT_CALLS` | `p2p,coll,rma,mpiio,posix` | "));
+  CHECK_THAT(injector.out, Catch::Contains("| `TREMOR_INJECT_PROBABILITY` | `0.01` | "));
+
+  const Outcome bad = run_tremor(dir, "config --markdown readme");
+  CHECK(bad.status != 0);
+  CHECK(bad.out.empty());
 }

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "analysis_internal.hpp"
+#include "environment_warnings.hpp"
 #include "tremor/estimators/clustering.hpp"
 #include "tremor/estimators/interference.hpp"
 
@@ -92,7 +93,9 @@ std::vector<std::uint64_t> median_feature_signatures(const DetailRanks& detail, 
   return result;
 }
 
-void detect_interference(const RunData& run, RunAnalysis& analysis) {
+// The paper's rule per group; its flags are returned, its charges kept in segment_mad4_impact_s.
+std::vector<std::uint8_t> detect_mad4_interference(const RunData& run, RunAnalysis& analysis) {
+  std::vector<std::uint8_t> flagged(analysis.segment_count, 0);
   const est::MadOptions mad{analysis.parameters.mad_factor, 0.0};
   double total_impact = 0.0;
   double continuous_impact = 0.0;
@@ -116,22 +119,37 @@ void detect_interference(const RunData& run, RunAnalysis& analysis) {
     group.continuous_impact_s = est::continuous_interference(durations).impact;
     for (std::size_t i = 0; i < group.members.size(); ++i) {
       const std::size_t segment = group.members[i];
-      analysis.segment_class[segment] = result.interfered[i] ? SegmentClass::interfered : SegmentClass::normal;
-      analysis.segment_impact_s[segment] = result.impact[i];
+      flagged[segment] = result.interfered[i];
+      analysis.segment_mad4_impact_s[segment] = result.impact[i];
     }
     total_impact += result.total_impact;
     continuous_impact += group.continuous_impact_s;
     usable_time += group.time_s;
   }
-  for (std::size_t segment = 0; segment < analysis.segment_count; ++segment) {
-    if (analysis.segment_class[segment] == SegmentClass::interfered) analysis.interfered_segments.push_back(segment);
-  }
   const double run_time = analysis.run_time_s;
   // Segment durations are maxima over ranks, so with skewed boundary exits
   // their sum can exceed the run's wall time by a little: cap the share.
   analysis.usable_time_fraction = run_time > 0.0 ? std::min(1.0, usable_time / run_time) : 0.0;
-  analysis.interference_percent = est::run_interference_percent(total_impact, run_time);
+  analysis.paper_mad4_percent = est::run_interference_percent(total_impact, run_time);
   analysis.continuous_interference_percent = est::run_interference_percent(continuous_impact, run_time);
+  return flagged;
+}
+
+// Both estimates, then the headline (parameters.method) with its class,
+// probability, per-segment charges and interfered segments.
+void detect_interference(const RunData& run, RunAnalysis& analysis) {
+  analysis.segment_mad4_impact_s.assign(analysis.segment_count, 0.0);
+  const std::vector<std::uint8_t> mad4_flags = detect_mad4_interference(run, analysis);
+  const std::vector<std::uint8_t> primary_flags = detail::estimate_primary(run, analysis);
+  const bool mad4 = analysis.parameters.method == "mad4";
+  analysis.interference_percent = mad4 ? analysis.paper_mad4_percent : analysis.lost_percent;
+  analysis.segment_impact_s = mad4 ? analysis.segment_mad4_impact_s : analysis.segment_lost_s;
+  const std::vector<std::uint8_t>& flags = mad4 ? mad4_flags : primary_flags;
+  for (std::size_t segment = 0; segment < analysis.segment_count; ++segment) {
+    if (analysis.segment_group[segment] < 0 || !analysis.groups[analysis.segment_group[segment]].usable) continue;
+    analysis.segment_class[segment] = flags[segment] ? SegmentClass::interfered : SegmentClass::normal;
+    if (flags[segment]) analysis.interfered_segments.push_back(segment);
+  }
   analysis.interference_class = est::classify_interference(analysis.interference_percent);
   analysis.probability_high = est::high_interference_probability(analysis.interference_percent);
 }
@@ -239,6 +257,7 @@ void add_warnings(const RunData& run, RunAnalysis& analysis) {
            "Group " + std::to_string(g) + ": PWM and MOM GEV fits disagree; treat its predictions with care.");
     }
   }
+  for (Warning& warning : environment_warnings(run)) analysis.warnings.push_back(std::move(warning));
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ AnalysisParameters parameters_from_stored_configuration(
   if (overrides.scales) parameters.scales = *overrides.scales;
   if (overrides.replicas) parameters.replicas = *overrides.replicas;
   if (overrides.seed) parameters.seed = *overrides.seed;
+  if (overrides.method) parameters.method = *overrides.method;
   return parameters;
 }
 

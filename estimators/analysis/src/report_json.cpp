@@ -42,6 +42,8 @@ json groups_json(const RunAnalysis& analysis) {
                       {"interfered", group.interfered},
                       {"impact_s", number(group.impact_s)},
                       {"continuous_impact_s", number(group.continuous_impact_s)},
+                      {"intrinsic_s", number(group.intrinsic_s)},
+                      {"lost_s", number(group.lost_s)},
                       {"gev",
                        {{"pwm", fit_json(group.pwm)},
                         {"mom", fit_json(group.mom)},
@@ -106,7 +108,19 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
       {"partial_reason", run.meta.partial ? json(run.meta.partial_reason) : json(nullptr)},
       {"estimate_possible", ok},
       {"no_estimate_reason", ok ? json(nullptr) : json(analysis.no_estimate_reason)},
+      {"method", p.method},
       {"interference_percent", ok ? number(analysis.interference_percent) : json(nullptr)},
+      {"lost_percent", ok ? number(analysis.lost_percent) : json(nullptr)},
+      {"lost_percent_ci",
+       ok ? json::array({number(analysis.lost_percent_low), number(analysis.lost_percent_high)}) : json(nullptr)},
+      {"intrinsic_run_time_s", ok ? number(analysis.intrinsic_run_time_s) : json(nullptr)},
+      {"paper_mad4_percent", ok ? number(analysis.paper_mad4_percent) : json(nullptr)},
+      {"primary", ok ? json{{"groups", analysis.primary_groups},
+                            {"recurring_segments", analysis.recurring_segments},
+                            {"clean_relative_spread", number(analysis.clean_relative_spread)},
+                            {"delay_probability", number(analysis.delay_probability)},
+                            {"relative_delay_mean", number(analysis.relative_delay_mean)}}
+                     : json(nullptr)},
       {"continuous_interference_percent", ok ? number(analysis.continuous_interference_percent) : json(nullptr)},
       {"class", ok ? json(estimators::to_string(analysis.interference_class)) : json(nullptr)},
       {"probability_high", ok ? number(analysis.probability_high) : json(nullptr)},
@@ -135,7 +149,8 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
         {"scales", p.scales},
         {"replicas", p.replicas},
         {"seed", p.seed},
-        {"ci", p.ci}}},
+        {"ci", p.ci},
+        {"method", p.method}}},
   };
 }
 

@@ -44,6 +44,8 @@ bool write_groups(RunFileAppender& out, const RunAnalysis& analysis) {
          integer("interfered", [](const GroupResult& g) { return g.interfered; }) &&
          real("impact_s", [](const GroupResult& g) { return g.impact_s; }) &&
          real("continuous_impact_s", [](const GroupResult& g) { return g.continuous_impact_s; }) &&
+         real("intrinsic_s", [](const GroupResult& g) { return g.intrinsic_s; }) &&
+         real("lost_s", [](const GroupResult& g) { return g.lost_s; }) &&
          integer("pwm_usable", [](const GroupResult& g) { return g.pwm.usable ? 1 : 0; }) &&
          real("pwm_loc", [](const GroupResult& g) { return g.pwm.loc; }) &&
          real("pwm_scale", [](const GroupResult& g) { return g.pwm.scale; }) &&
@@ -120,13 +122,22 @@ bool write_analysis(RunFileAppender& out, const RunAnalysis& analysis, const nlo
   const AnalysisParameters& p = analysis.parameters;
   const bool ok = analysis.estimate_possible;
   return out.write("/analysis/segments", "group", group) && out.write("/analysis/segments", "class", segment_class) &&
-         out.write("/analysis/segments", "impact_s", analysis.segment_impact_s) && write_groups(out, analysis) &&
-         write_predictions(out, analysis) && out.write("/analysis/warnings", "code", warning_codes) &&
+         out.write("/analysis/segments", "impact_s", analysis.segment_impact_s) &&
+         out.write("/analysis/segments", "lost_s", analysis.segment_lost_s) &&
+         out.write("/analysis/segments", "mad4_impact_s", analysis.segment_mad4_impact_s) &&
+         write_groups(out, analysis) && write_predictions(out, analysis) &&
+         out.write("/analysis/warnings", "code", warning_codes) &&
          out.write("/analysis/warnings", "message", warning_messages) &&
          out.set_integer("/analysis", "report_schema_version", kReportSchemaVersion) &&
          out.set_integer("/analysis", "estimate_possible", ok ? 1 : 0) &&
          out.set_text("/analysis", "no_estimate_reason", analysis.no_estimate_reason) &&
          out.set_number("/analysis", "interference_percent", analysis.interference_percent) &&
+         out.set_text("/analysis", "method", p.method) &&
+         out.set_number("/analysis", "lost_percent", analysis.lost_percent) &&
+         out.set_number("/analysis", "lost_percent_low", analysis.lost_percent_low) &&
+         out.set_number("/analysis", "lost_percent_high", analysis.lost_percent_high) &&
+         out.set_number("/analysis", "intrinsic_run_time_s", analysis.intrinsic_run_time_s) &&
+         out.set_number("/analysis", "paper_mad4_percent", analysis.paper_mad4_percent) &&
          out.set_number("/analysis", "continuous_interference_percent", analysis.continuous_interference_percent) &&
          out.set_text("/analysis", "class", ok ? estimators::to_string(analysis.interference_class) : "none") &&
          out.set_number("/analysis", "probability_high", analysis.probability_high) &&

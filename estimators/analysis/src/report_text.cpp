@@ -84,6 +84,17 @@ void header(std::ostringstream& out, const RunData& run, const RunAnalysis& anal
     out << "[" << light(analysis.interference_class) << "] " << level << '\n';
     wrap(out, format("%.1f %% of this run was lost to interference \u2014 %s, p(high) = %.2f",
                      analysis.interference_percent, level.c_str(), analysis.probability_high));
+    if (analysis.parameters.method == "mad4") {
+      wrap(out, format("Method: the paper's median + 4 MAD rule. Tremor's primary estimate: %.1f %% "
+                       "(95 %% interval %.1f-%.1f %%), intrinsic run time %.3f s",
+                       analysis.lost_percent, analysis.lost_percent_low, analysis.lost_percent_high,
+                       analysis.intrinsic_run_time_s));
+    } else {
+      wrap(out, format("95 %% interval %.1f-%.1f %%; without it the run would have taken %.3f s "
+                       "(intrinsic run time). Paper's median + 4 MAD figure: %.1f %%",
+                       analysis.lost_percent_low, analysis.lost_percent_high, analysis.intrinsic_run_time_s,
+                       analysis.paper_mad4_percent));
+    }
     wrap(out, format("Continuous interference (upper bound, reported apart): %.1f %%",
                      analysis.continuous_interference_percent));
   } else {
@@ -104,7 +115,7 @@ void groups(std::ostringstream& out, const RunAnalysis& analysis) {
        format("Groups: %zu usable of %zu (%.1f %% of run time)%s", analysis.usable_groups, analysis.groups.size(),
               100.0 * analysis.usable_time_fraction, analysis.signature_fallback ? ", median-feature signatures" : ""));
   if (analysis.usable_groups == 0) return;
-  out << "     # segments  median ms     MAD ms  interfered   impact s  GEV k pwm/mom\n";
+  out << "     # segments  median ms  intr. ms    lost s  4MAD n  4MAD s  GEV k pwm/mom\n";
   std::size_t listed = 0;
   for (std::size_t g = 0; g < analysis.groups.size() && listed < kMaxListed; ++g) {
     const GroupResult& group = analysis.groups[g];
@@ -112,8 +123,8 @@ void groups(std::ostringstream& out, const RunAnalysis& analysis) {
     ++listed;
     const std::string pwm = group.pwm.usable ? format("%+.2f", group.pwm.k) : "-";
     const std::string mom = group.mom.usable ? format("%+.2f", group.mom.k) : "-";
-    out << format("%6zu %8zu %10.3f %10.3f %11zu %10.4f  %s/%s%s\n", g, group.members.size(), 1e3 * group.median_s,
-                  1e3 * group.mad_s, group.interfered, group.impact_s, pwm.c_str(), mom.c_str(),
+    out << format("%6zu %8zu %10.3f %9.3f %9.4f %7zu %7.4f  %s/%s%s\n", g, group.members.size(), 1e3 * group.median_s,
+                  1e3 * group.intrinsic_s, group.lost_s, group.interfered, group.impact_s, pwm.c_str(), mom.c_str(),
                   group.fits_disagree ? " !" : "");
   }
   if (analysis.usable_groups > listed) out << format("  ... %zu more\n", analysis.usable_groups - listed);

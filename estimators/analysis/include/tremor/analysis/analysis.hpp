@@ -1,5 +1,5 @@
-// The end-of-run analysis (DESIGN.md "Analysis at MPI_Finalize",
-// STATISTICS.md): a pure function of a RunData and AnalysisParameters. No MPI,
+// The end-of-run analysis (docs/design.md#data-flow,
+// docs/statistics.md): a pure function of a RunData and AnalysisParameters. No MPI,
 // no logging, no clock; every random draw comes from engines seeded from
 // AnalysisParameters::seed, so the same file and parameters give bit-identical
 // numbers in process and in `tremor analyze`.
@@ -42,6 +42,10 @@ struct GroupResult {
   std::size_t interfered = 0;
   double impact_s = 0.0;
   double continuous_impact_s = 0.0;
+  // Primary estimate (summed over the group's primary subgroups, see
+  // RunAnalysis::primary_groups): intrinsic duration and lost time.
+  double intrinsic_s = 0.0;  // size-weighted mean of the subgroups' intrinsic durations
+  double lost_s = 0.0;
   GevSummary pwm;
   GevSummary mom;
   std::string chosen_fit;  // pwm / mom / empirical_maximum
@@ -91,12 +95,27 @@ struct RunAnalysis {
   // Per segment:
   std::vector<std::int64_t> segment_group;  // index into groups, -1 when none
   std::vector<SegmentClass> segment_class;
-  std::vector<double> segment_impact_s;
+  std::vector<double> segment_impact_s;          // of the headline method
   std::vector<std::size_t> interfered_segments;  // ascending
   std::vector<GroupResult> groups;
   std::size_t usable_groups = 0;
   double usable_time_fraction = 0.0;  // of run time, inside usable groups
+  // The headline: lost_percent (method "primary") or paper_mad4_percent ("mad4").
   double interference_percent = 0.0;
+  // Primary estimate: time lost against each group's intrinsic duration.
+  double lost_percent = 0.0;
+  double lost_percent_low = 0.0;  // 95 % (parameters.ci) interval
+  double lost_percent_high = 0.0;
+  double intrinsic_run_time_s = 0.0;   // run time - lost time
+  std::vector<double> segment_lost_s;  // primary, per segment
+  std::size_t primary_groups = 0;      // groups after splitting by the previous segment's signature
+  std::size_t recurring_segments = 0;  // in split-off subgroups: compared with the same place in the cycle only
+  double clean_relative_spread = 0.0;  // pooled mixture: sigma, p, tau (relative to the intrinsic duration)
+  double delay_probability = 0.0;
+  double relative_delay_mean = 0.0;
+  // The paper's figure: excess over median + 4 MAD in (cluster, signature) groups.
+  double paper_mad4_percent = 0.0;
+  std::vector<double> segment_mad4_impact_s;
   double continuous_interference_percent = 0.0;
   estimators::InterferenceClass interference_class = estimators::InterferenceClass::low;
   double probability_high = 0.0;

@@ -20,6 +20,9 @@ struct AnalysisParameters {
   int replicas = 1000;
   std::uint64_t seed = 20260101;
   double ci = 0.95;
+  // The headline figure: "primary" (Tremor's intrinsic-baseline estimate) or
+  // "mad4" (the paper's median + 4 MAD rule); both are always computed.
+  std::string method = "primary";
 };
 
 AnalysisParameters parameters_from_config(const Config& config);
@@ -32,6 +35,7 @@ struct ParameterOverrides {
   std::optional<std::vector<double>> scales;
   std::optional<int> replicas;
   std::optional<std::uint64_t> seed;
+  std::optional<std::string> method;
 };
 
 // Parses the stored TREMOR_* name/value pairs with the configuration table's

@@ -1,0 +1,333 @@
+#include "tremor/estimators/intrinsic.hpp"
+
+#include <algorithm>
+#include <boost/math/special_functions/erf.hpp>
+#include <cmath>
+#include <numbers>
+
+#include "tremor/estimators/order_statistics.hpp"
+
+namespace tremor::estimators {
+namespace {
+
+constexpr double kLogRootTwoPi = 0.91893853320467274178;  // log(sqrt(2 pi))
+
+double normal_quantile(double probability) { return -std::numbers::sqrt2 * boost::math::erfc_inv(2.0 * probability); }
+
+// log Phi(z), accurate far into the lower tail.
+double log_normal_cdf(double z) {
+  if (z > -30.0) return std::log(0.5 * std::erfc(-z / std::numbers::sqrt2));
+  return -0.5 * z * z - kLogRootTwoPi - std::log(-z);
+}
+
+// phi(z) / Phi(z) (inverse Mills ratio), with its asymptote in the far tail.
+double inverse_mills_ratio(double z) {
+  if (z > -8.0) return std::exp(-0.5 * z * z - kLogRootTwoPi) / (0.5 * std::erfc(-z / std::numbers::sqrt2));
+  const double inverse_square = 1.0 / (z * z);
+  return -z / (1.0 - inverse_square + 3.0 * inverse_square * inverse_square);
+}
+
+// One group's finite, positive durations in ascending order.
+std::vector<double> sorted_valid(std::span<const double> values) {
+  std::vector<double> sorted;
+  sorted.reserve(values.size());
+  for (const double value : values) {
+    if (std::isfinite(value) && value > 0.0) sorted.push_back(value);
+  }
+  std::sort(sorted.begin(), sorted.end());
+  return sorted;
+}
+
+// Clean members expected in a group of n with interfered share p (at least 1).
+std::size_t clean_count(std::size_t n, double interfered_share) {
+  const double clean = std::round(static_cast<double>(n) * (1.0 - interfered_share));
+  return std::clamp<std::size_t>(static_cast<std::size_t>(std::max(clean, 1.0)), 1, std::max<std::size_t>(n, 1));
+}
+
+// 1-based rank of the anchoring order statistic.
+std::size_t anchor_rank(std::size_t n, std::size_t clean, const IntrinsicOptions& options) {
+  if (n < 4) return 1;
+  const auto by_quantile = static_cast<std::size_t>(std::ceil(options.anchor_quantile * static_cast<double>(clean)));
+  return std::min(n, std::max(options.anchor_rank, by_quantile));
+}
+
+// Intrinsic duration from the anchor: x_(k) = mu (1 + sigma z_k) with z_k the
+// expected normal score of rank k among the clean members.
+double anchored_baseline(std::span<const double> sorted, double sigma, double interfered_share,
+                         const IntrinsicOptions& options) {
+  const std::size_t n = sorted.size();
+  if (n == 0) return 0.0;
+  const std::size_t clean = clean_count(n, interfered_share);
+  const std::size_t k = anchor_rank(n, clean, options);
+  if (k == 1 && n < 4) return sorted[0];
+  const double z = blom_normal_score(k, std::max(clean, k));
+  return sorted[k - 1] / std::max(0.5, 1.0 + sigma * z);
+}
+
+// Relative clean spread from two low order statistics of the clean members;
+// 0 when the group has too few of them.
+double low_side_spread(std::span<const double> sorted, double interfered_share, const IntrinsicOptions& options) {
+  const std::size_t n = sorted.size();
+  if (n < 4) return 0.0;
+  const std::size_t clean = clean_count(n, interfered_share);
+  const std::size_t k = anchor_rank(n, clean, options);
+  const auto upper_rank =
+      std::max(k + 2, static_cast<std::size_t>(std::ceil(options.spread_quantile * static_cast<double>(clean))));
+  if (upper_rank > clean || upper_rank > n) return 0.0;
+  const double z_low = blom_normal_score(k, clean);
+  const double z_high = blom_normal_score(upper_rank, clean);
+  const double x_low = sorted[k - 1];
+  const double x_high = sorted[upper_rank - 1];
+  // Solve x_low = mu (1 + s z_low), x_high = mu (1 + s z_high) for s.
+  const double denominator = x_low * z_high - x_high * z_low;
+  if (!(denominator > 0.0)) return 0.0;
+  return std::max(0.0, (x_high - x_low) / denominator);
+}
+
+struct WeightedValue {
+  double value;
+  double weight;
+};
+
+double weighted_median(std::vector<WeightedValue> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end(), [](const auto& a, const auto& b) { return a.value < b.value; });
+  double total = 0.0;
+  for (const auto& v : values) total += v.weight;
+  double running = 0.0;
+  for (const auto& v : values) {
+    running += v.weight;
+    if (running >= 0.5 * total) return v.value;
+  }
+  return values.back().value;
+}
+
+// Evenly spaced quantiles of a sorted group (all of it when small enough).
+std::vector<double> fit_sample(std::span<const double> sorted, std::size_t limit) {
+  if (sorted.size() <= limit || limit < 2) return {sorted.begin(), sorted.end()};
+  std::vector<double> chosen(limit);
+  const double step = static_cast<double>(sorted.size() - 1) / static_cast<double>(limit - 1);
+  for (std::size_t i = 0; i < limit; ++i) {
+    chosen[i] = sorted[static_cast<std::size_t>(std::llround(step * static_cast<double>(i)))];
+  }
+  return chosen;
+}
+
+struct MixtureFit {
+  double p = 0.0;
+  double tau = 0.0;
+  double sigma = 0.0;
+};
+
+// Second moment of the clean part v = r - u of a delayed residual: u | r is
+// N(m, sigma^2) truncated at 0, m = r - sigma^2 / tau.
+double delayed_clean_square(double r, double sigma, double tau) {
+  const double m = r - sigma * sigma / tau;
+  const double lambda = inverse_mills_ratio(m / sigma);
+  const double mean_u = std::max(0.0, m + sigma * lambda);
+  const double variance_u = std::max(0.0, sigma * sigma * (1.0 - (m / sigma) * lambda - lambda * lambda));
+  return (r - mean_u) * (r - mean_u) + variance_u;
+}
+
+// EM for p, tau and sigma of the normal-exponential mixture; sigma stays at
+// least the low-side spread, which the clean jitter's upper tail may exceed.
+MixtureFit fit_mixture(std::span<const WeightedValue> residuals, double low_side_sigma,
+                       const IntrinsicOptions& options) {
+  double sigma = low_side_sigma;
+  double tau_floor = options.minimum_delay_in_spreads * sigma;
+  double large_sum = 0.0;
+  double large_weight = 0.0;
+  double total_weight = 0.0;
+  for (const auto& r : residuals) {
+    total_weight += r.weight;
+    if (r.value > 3.0 * sigma) {
+      large_sum += r.weight * r.value;
+      large_weight += r.weight;
+    }
+  }
+  MixtureFit fit{0.1, large_weight > 0.0 ? std::max(tau_floor, large_sum / large_weight) : 5.0 * sigma, sigma};
+  if (!(total_weight > 0.0)) return {0.0, tau_floor, sigma};
+  for (int iteration = 0; iteration < options.em_iterations; ++iteration) {
+    double probability_sum = 0.0;
+    double delay_sum = 0.0;
+    double square_sum = 0.0;
+    for (const auto& r : residuals) {
+      const SegmentPosterior posterior = delay_posterior(r.value, sigma, fit.p, fit.tau);
+      probability_sum += r.weight * posterior.probability;
+      delay_sum += r.weight * posterior.delay;
+      if (options.fit_clean_spread) {
+        square_sum += r.weight * ((1.0 - posterior.probability) * r.value * r.value +
+                                  posterior.probability * delayed_clean_square(r.value, sigma, fit.tau));
+      }
+    }
+    MixtureFit next;
+    next.p = std::clamp(probability_sum / total_weight, 1e-6, 1.0 - 1e-6);
+    next.sigma = options.fit_clean_spread ? std::max(low_side_sigma, std::sqrt(square_sum / total_weight)) : sigma;
+    sigma = next.sigma;
+    tau_floor = options.minimum_delay_in_spreads * sigma;
+    next.tau = probability_sum > 0.0 ? std::max(tau_floor, delay_sum / probability_sum) : tau_floor;
+    const bool converged = std::fabs(next.p - fit.p) < options.em_tolerance &&
+                           std::fabs(next.tau - fit.tau) < options.em_tolerance * std::max(1.0, fit.tau) &&
+                           std::fabs(next.sigma - fit.sigma) < options.em_tolerance * fit.sigma;
+    fit = next;
+    if (converged) break;
+  }
+  return fit;
+}
+
+}  // namespace
+
+double blom_normal_score(std::size_t i, std::size_t n) {
+  if (n == 0 || i == 0 || i > n) return 0.0;
+  return normal_quantile((static_cast<double>(i) - 0.375) / (static_cast<double>(n) + 0.25));
+}
+
+SegmentPosterior delay_posterior(double r, double sigma, double p, double tau) {
+  if (!(sigma > 0.0) || !(tau > 0.0) || !(p > 0.0) || !std::isfinite(r)) return {};
+  const double log_clean = std::log1p(-p) - 0.5 * (r / sigma) * (r / sigma) - std::log(sigma) - kLogRootTwoPi;
+  const double ratio = sigma / tau;
+  const double log_delayed =
+      std::log(p) - std::log(tau) + 0.5 * ratio * ratio - r / tau + log_normal_cdf(r / sigma - ratio);
+  const double difference = log_clean - log_delayed;
+  const double probability = difference > 700.0 ? 0.0 : 1.0 / (1.0 + std::exp(difference));
+  // Jondrow et al. (1982): u | (v + u = r) is N(r - sigma^2/tau, sigma^2) truncated at 0.
+  const double shifted = r - sigma * ratio;
+  const double conditional = std::max(0.0, shifted + sigma * inverse_mills_ratio(shifted / sigma));
+  return {probability, probability * conditional};
+}
+
+double delay_posterior_variance(double r, double sigma, double p, double tau) {
+  const SegmentPosterior posterior = delay_posterior(r, sigma, p, tau);
+  if (!(posterior.probability > 0.0)) return 0.0;
+  const double m = r - sigma * sigma / tau;
+  const double lambda = inverse_mills_ratio(m / sigma);
+  const double mean_u = std::max(0.0, m + sigma * lambda);
+  const double variance_u = std::max(0.0, sigma * sigma * (1.0 - (m / sigma) * lambda - lambda * lambda));
+  const double second_moment = posterior.probability * (variance_u + mean_u * mean_u);
+  return std::max(0.0, second_moment - posterior.delay * posterior.delay);
+}
+
+IntrinsicEstimate estimate_intrinsic(std::span<const std::span<const double>> groups, const IntrinsicOptions& options) {
+  IntrinsicEstimate estimate;
+  const std::size_t group_count = groups.size();
+  estimate.groups.resize(group_count);
+  estimate.lost.resize(group_count);
+  estimate.probability.resize(group_count);
+  std::vector<std::vector<double>> sorted(group_count);
+  std::vector<std::vector<double>> samples(group_count);
+  for (std::size_t g = 0; g < group_count; ++g) {
+    sorted[g] = sorted_valid(groups[g]);
+    samples[g] = fit_sample(sorted[g], options.fit_sample_per_group);
+  }
+  std::vector<double> share(group_count, 0.0);
+  double sigma = options.minimum_relative_spread;
+  MixtureFit mixture{0.0, options.minimum_delay_in_spreads * sigma, sigma};
+  std::vector<WeightedValue> residuals;
+  for (int outer = 0; outer < std::max(1, options.outer_iterations); ++outer) {
+    std::vector<WeightedValue> spreads;
+    for (std::size_t g = 0; g < group_count; ++g) {
+      const double spread = low_side_spread(sorted[g], share[g], options);
+      estimate.groups[g].relative_spread_own = spread;
+      if (spread > 0.0) spreads.push_back({spread, static_cast<double>(sorted[g].size())});
+    }
+    sigma = std::max(options.minimum_relative_spread, weighted_median(std::move(spreads)));
+    residuals.clear();
+    for (std::size_t g = 0; g < group_count; ++g) {
+      const double baseline = anchored_baseline(sorted[g], sigma, share[g], options);
+      estimate.groups[g].baseline = baseline;
+      if (samples[g].empty() || !(baseline > 0.0)) continue;
+      const double weight = static_cast<double>(sorted[g].size()) / static_cast<double>(samples[g].size());
+      for (const double x : samples[g]) {
+        // Far below the clean side: a low outlier (timer glitch, skipped work), not jitter.
+        const double r = x / baseline - 1.0;
+        if (r >= -options.low_outlier_in_spreads * sigma) residuals.push_back({r, weight});
+      }
+    }
+    mixture = fit_mixture(residuals, sigma, options);
+    sigma = mixture.sigma;
+    for (std::size_t g = 0; g < group_count; ++g) {
+      if (options.fit_clean_spread)
+        estimate.groups[g].baseline = anchored_baseline(sorted[g], sigma, share[g], options);
+      const double baseline = estimate.groups[g].baseline;
+      if (samples[g].empty() || !(baseline > 0.0)) continue;
+      double probability = 0.0;
+      for (const double x : samples[g])
+        probability += delay_posterior(x / baseline - 1.0, sigma, mixture.p, mixture.tau).probability;
+      share[g] = probability / static_cast<double>(samples[g].size());
+    }
+  }
+  estimate.relative_spread = sigma;
+  estimate.delay_probability = mixture.p;
+  estimate.relative_delay_mean = mixture.tau;
+  for (std::size_t g = 0; g < group_count; ++g) {
+    GroupIntrinsic& group = estimate.groups[g];
+    const double baseline = group.baseline;
+    estimate.lost[g].assign(groups[g].size(), 0.0);
+    estimate.probability[g].assign(groups[g].size(), 0.0);
+    if (!(baseline > 0.0)) continue;
+    double probability_sum = 0.0;
+    for (std::size_t i = 0; i < groups[g].size(); ++i) {
+      const double x = groups[g][i];
+      if (!std::isfinite(x) || !(x > 0.0)) continue;
+      const SegmentPosterior posterior = delay_posterior(x / baseline - 1.0, sigma, mixture.p, mixture.tau);
+      estimate.lost[g][i] = baseline * posterior.delay;
+      estimate.probability[g][i] = posterior.probability;
+      group.lost += estimate.lost[g][i];
+      probability_sum += posterior.probability;
+    }
+    group.interfered_share = groups[g].empty() ? 0.0 : probability_sum / static_cast<double>(groups[g].size());
+    estimate.total_lost += group.lost;
+  }
+  return estimate;
+}
+
+LostInterval bootstrap_lost_interval(std::span<const std::span<const double>> groups, const IntrinsicEstimate& estimate,
+                                     std::mt19937_64& engine, int replicas, double ci, const IntrinsicOptions& options,
+                                     std::size_t sample_limit) {
+  if (replicas < 2 || groups.size() != estimate.groups.size()) return {estimate.total_lost, estimate.total_lost};
+  const double sigma = estimate.relative_spread;
+  const double p = estimate.delay_probability;
+  const double tau = estimate.relative_delay_mean;
+  // The delays of this run are what they are: the uncertainty is in the
+  // baselines (resampled) and in each segment's delay given its time.
+  auto charged = [&](std::span<const double> members, double baseline) {
+    double lost = 0.0;
+    if (!(baseline > 0.0)) return lost;
+    for (const double x : members) lost += baseline * delay_posterior(x / baseline - 1.0, sigma, p, tau).delay;
+    return lost;
+  };
+  std::vector<std::vector<double>> samples(groups.size());
+  double posterior_variance = 0.0;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const double baseline = estimate.groups[g].baseline;
+    if (!(baseline > 0.0)) continue;
+    samples[g] = fit_sample(sorted_valid(groups[g]), sample_limit);
+    const double weight =
+        static_cast<double>(groups[g].size()) / static_cast<double>(std::max<std::size_t>(1, samples[g].size()));
+    for (const double x : samples[g]) {
+      posterior_variance += weight * baseline * baseline * delay_posterior_variance(x / baseline - 1.0, sigma, p, tau);
+    }
+  }
+  std::normal_distribution<double> posterior_noise(0.0, std::sqrt(posterior_variance));
+  std::vector<double> totals(static_cast<std::size_t>(replicas), estimate.total_lost);
+  for (double& total : totals) total += posterior_noise(engine);
+  std::vector<double> resample;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const std::vector<double>& sample = samples[g];
+    if (sample.size() < 2) continue;
+    const double weight = static_cast<double>(groups[g].size()) / static_cast<double>(sample.size());
+    const double share = estimate.groups[g].interfered_share;
+    const double on_sample = charged(sample, estimate.groups[g].baseline);
+    std::uniform_int_distribution<std::size_t> pick(0, sample.size() - 1);
+    resample.resize(sample.size());
+    for (double& total : totals) {
+      for (double& value : resample) value = sample[pick(engine)];
+      std::sort(resample.begin(), resample.end());
+      total += weight * (charged(sample, anchored_baseline(resample, sigma, share, options)) - on_sample);
+    }
+  }
+  const PercentileSummary summary = summarize_replicas(totals, ci);
+  return {std::max(0.0, std::min(summary.ci_low, estimate.total_lost)), std::max(summary.ci_high, estimate.total_lost)};
+}
+
+}  // namespace tremor::estimators
