@@ -7,24 +7,11 @@
 namespace tremor {
 namespace {
 
+using hdf5::column;
 using hdf5::Handle;
+using hdf5::same_length;
 
 constexpr const char* kGroup = "/environment";
-
-template <typename Row, typename Field>
-std::vector<Field> column(const std::vector<Row>& rows, Field Row::*member) {
-  std::vector<Field> out;
-  out.reserve(rows.size());
-  for (const Row& row : rows) out.push_back(row.*member);
-  return out;
-}
-
-bool same_length(std::size_t actual, std::size_t expected, const std::string& what, std::string& error) {
-  if (actual == expected) return true;
-  error = "inconsistent sizes: " + what + " has " + std::to_string(actual) + " entries, expected " +
-          std::to_string(expected);
-  return false;
-}
 
 // A name/value list keyed by an int32 column (node index or rank).
 template <typename Row>

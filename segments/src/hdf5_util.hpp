@@ -124,4 +124,21 @@ bool read_attribute(hid_t object, const std::string& name, hid_t memory_type, bo
                     std::string& error);
 bool read_string_attribute(hid_t object, const std::string& name, std::string& text, std::string& error);
 
+// One member of every row, as a column to write.
+template <typename Row, typename Field>
+std::vector<Field> column(const std::vector<Row>& rows, Field Row::*member) {
+  std::vector<Field> out;
+  out.reserve(rows.size());
+  for (const Row& row : rows) out.push_back(row.*member);
+  return out;
+}
+
+// For readers: parallel datasets must have one length.
+inline bool same_length(std::size_t actual, std::size_t expected, const std::string& what, std::string& error) {
+  if (actual == expected) return true;
+  error = "inconsistent sizes: " + what + " has " + std::to_string(actual) + " entries, expected " +
+          std::to_string(expected);
+  return false;
+}
+
 }  // namespace tremor::hdf5

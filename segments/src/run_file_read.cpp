@@ -11,16 +11,11 @@ namespace tremor {
 namespace {
 
 using hdf5::Handle;
+using hdf5::same_length;
 
 bool fail(std::string& error, std::string message) {
   error = std::move(message);
   return false;
-}
-
-bool same_length(std::size_t actual, std::size_t expected, const std::string& what, std::string& error) {
-  if (actual == expected) return true;
-  return fail(error, "inconsistent sizes: " + what + " has " + std::to_string(actual) + " entries, expected " +
-                         std::to_string(expected));
 }
 
 bool read_metadata(hid_t file, RunMetadata& meta, std::string& error) {

@@ -16,15 +16,8 @@
 namespace tremor {
 namespace {
 
+using hdf5::column;
 using hdf5::Handle;
-
-template <typename Row, typename Field>
-std::vector<Field> column(const std::vector<Row>& rows, Field Row::*member) {
-  std::vector<Field> out;
-  out.reserve(rows.size());
-  for (const Row& row : rows) out.push_back(row.*member);
-  return out;
-}
 
 bool write_metadata(hid_t file, const RunMetadata& meta, std::string& error) {
   Handle root(H5Gopen2(file, "/", H5P_DEFAULT), H5Gclose);
