@@ -274,7 +274,8 @@ TEST_CASE("the per-process text survives escapes, truncation and garbage", "[env
   CHECK(cut.variables.size() == 1);
   CHECK(cut.node == env.node);
 
-  const auto junk = tremor::decode_environment(std::string("no equals\n=x\nn.=y\n\\\n\0\0", 24));
+  constexpr char kJunk[] = "no equals\n=x\nn.=y\n\\\n\0\0";  // two NULs inside, not only the terminator
+  const auto junk = tremor::decode_environment(std::string(kJunk, sizeof kJunk - 1));
   CHECK(junk.node.empty());
   CHECK(is_unknown(junk.affinity));
 }
