@@ -122,19 +122,6 @@ std::string shown_input(const AnalyzeCommandOptions& options) {
   return options.paths.empty() ? std::string("the input") : options.paths.front();
 }
 
-int child_exit_code(const AnalyzeCommandOptions& options, int read_done) {
-  try {
-    analyze_in_child(options, read_done);
-  } catch (const CommandFailure& failure) {
-    std::cerr << "tremor: error: " << failure.what() << '\n';
-    return failure.exit_code();
-  } catch (const std::exception& error) {
-    std::cerr << "tremor: internal error: " << error.what() << '\n';
-    return 70;
-  }
-  return 0;
-}
-
 void run_analyze(const AnalyzeCommandOptions& options) {
   int pipe_ends[2];
   if (pipe(pipe_ends) != 0) throw CommandFailure(std::string("cannot create a pipe: ") + std::strerror(errno));
@@ -144,7 +131,7 @@ void run_analyze(const AnalyzeCommandOptions& options) {
   if (child < 0) throw CommandFailure(std::string("cannot start the reader process: ") + std::strerror(errno));
   if (child == 0) {
     close(pipe_ends[0]);
-    const int code = child_exit_code(options, pipe_ends[1]);
+    const int code = exit_code_of([&] { analyze_in_child(options, pipe_ends[1]); });
     std::cout.flush();
     std::cerr.flush();
     _exit(code);

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <exception>
 #include <filesystem>
+#include <iostream>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -28,6 +30,22 @@ class CommandFailure : public std::runtime_error {
   int exit_code_;
 };
 
+/// Runs a command's body (in the reader child process) and turns its failure
+/// into the exit code, printing why on stderr.
+template <typename Body>
+int exit_code_of(Body&& body) {
+  try {
+    body();
+  } catch (const CommandFailure& failure) {
+    std::cerr << "tremor: error: " << failure.what() << '\n';
+    return failure.exit_code();
+  } catch (const std::exception& error) {
+    std::cerr << "tremor: internal error: " << error.what() << '\n';
+    return 70;
+  }
+  return 0;
+}
+
 #if TREMOR_WITH_ANALYSIS
 struct RecoveredInput {
   RunData run;                                 // meta.partial set
@@ -48,5 +66,6 @@ inline constexpr const char* kPlotCommand = "plot";
 [[noreturn]] void run_plot(const std::vector<std::string>& arguments);
 void register_analyze(CLI::App& app);
 void register_config(CLI::App& app);
+void register_compare(CLI::App& app);
 
 }  // namespace tremor::cli

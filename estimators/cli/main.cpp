@@ -20,6 +20,7 @@ constexpr Registration kCommandRegistrations[] = {
 #ifdef TREMOR_WITH_ANALYSIS  // set by estimators/analysis when segments is built
     &tremor::cli::register_analyze,
     &tremor::cli::register_config,
+    &tremor::cli::register_compare,
 #endif
 };
 // clang-format on

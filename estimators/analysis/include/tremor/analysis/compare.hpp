@@ -1,0 +1,121 @@
+// `tremor compare`: several runs of one application side by side. Pure: the
+// runs are already read and analysed; the first run is the reference every
+// other run is compared with (docs/report.md, "tremor compare").
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tremor/analysis/analysis.hpp"
+#include "tremor/run_data.hpp"
+
+namespace tremor::analysis {
+
+struct ComparedRun {
+  std::string name;  // shown in tables (the file stem)
+  const RunData* run = nullptr;
+  const RunAnalysis* analysis = nullptr;
+};
+
+struct RunRow {
+  std::string name;
+  int processes = 0;
+  double run_time_s = 0.0;
+  bool estimate_possible = false;
+  double lost_percent = 0.0;
+  double lost_percent_low = 0.0;
+  double lost_percent_high = 0.0;
+  double intrinsic_run_time_s = 0.0;
+  std::string interference_class;
+};
+
+// One usable group of the reference run and its counterparts.
+struct GroupComparison {
+  std::string label;  // "#<group number in the reference's report> <closing call> <signature>"
+  std::size_t segments = 0;
+  std::string matched_by;                          // per run: "signature", "closing call" or "" (no match)
+  std::vector<std::optional<double>> intrinsic_s;  // per run (index 0 = reference)
+  std::vector<std::optional<double>> change_percent;
+};
+
+// Speed of one node: median over its detail ranks of (time outside MPI and
+// I/O) / work, non-interfered segments only.
+struct NodeDrift {
+  std::string hostname;
+  std::vector<std::optional<double>> seconds_per_work;  // per run
+  std::vector<std::optional<double>> change_percent;
+};
+
+struct EnvironmentDifference {
+  std::string field;                // "governor", "governor@host", "variable OMP_NUM_THREADS", ...
+  std::vector<std::string> values;  // per run, "(absent)" when missing
+};
+
+struct PredictionCheck {
+  std::string from_run;  // the smaller run that predicted
+  std::string to_run;    // the larger run that was measured
+  std::string method;
+  double factor = 0.0;
+  double processes = 0.0;
+  double median_s = 0.0;
+  double ci_low_s = 0.0;
+  double ci_high_s = 0.0;
+  double actual_s = 0.0;
+  bool inside = false;
+};
+
+struct Verdict {
+  bool available = false;
+  std::string reference;
+  std::string compared;
+  double intrinsic_change_percent = 0.0;  // compared vs reference
+  double uncertainty_percent = 0.0;       // half-width from the lost-time intervals
+  double total_change_percent = 0.0;      // of the measured run times
+  double interference_share = 0.0;        // of the run-time difference explained by lost time, [0, 1]
+  double tolerance_percent = 0.0;         // run-to-run variation not called a difference
+  bool intrinsic_differs = false;         // |intrinsic change| > max(uncertainty, tolerance)
+  std::string text;                       // one line
+};
+
+struct Comparison {
+  std::vector<RunRow> runs;
+  std::vector<GroupComparison> groups;
+  std::vector<NodeDrift> nodes;
+  std::string node_drift_unavailable;  // why nodes is empty, "" otherwise
+  std::vector<EnvironmentDifference> environment;
+  std::vector<PredictionCheck> predictions;
+  std::string predictions_note;   // e.g. why no prediction matched a larger run
+  std::vector<Verdict> verdicts;  // each later run against the reference, in order
+};
+
+// The lost-time intervals only cover the uncertainty within each run; the
+// intrinsic run time of repeated clean runs of the same binary on the same
+// machine also varies from run to run (clock, placement, caches): identical
+// 1 s bsp_demo runs on a shared 2-core test machine differed by up to 6 %.
+// Intrinsic changes within this tolerance are not called a difference
+// (--tolerance sets it; lower it on quiet, pinned machines).
+inline constexpr double kDefaultIntrinsicTolerancePercent = 5.0;
+
+// Needs at least two runs, each with run and analysis set.
+Comparison compare_runs(const std::vector<ComparedRun>& runs,
+                        double tolerance_percent = kDefaultIntrinsicTolerancePercent);
+
+// Pieces of compare_runs, exposed for tests.
+Verdict compare_intrinsic(const RunRow& reference, const RunRow& compared,
+                          double tolerance_percent = kDefaultIntrinsicTolerancePercent);
+// Per detail rank's node: median (time outside MPI and I/O) / work; empty with
+// `why` set when the run has no usable detail.
+std::vector<std::pair<std::string, double>> node_speeds(const RunData& run, const RunAnalysis& analysis,
+                                                        std::string& why);
+
+// Renderings (compare_output.cpp): all three show the same tables. Text marks
+// values that differ from the reference run with `*`; the HTML page is
+// self-contained and highlights them.
+nlohmann::json compare_json(const Comparison& comparison);
+std::string render_compare_text(const Comparison& comparison);
+std::string render_compare_html(const Comparison& comparison);
+
+}  // namespace tremor::analysis

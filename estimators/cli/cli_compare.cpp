@@ -1,0 +1,127 @@
+// `tremor compare RUN.h5 RUN.h5 ... [--json] [--html FILE] [--tolerance PCT] [--seed S --replicas N ...]`
+// Reads and analyses each run file (stored configuration, command-line values
+// override it) and compares every run with the first: run table, intrinsic
+// segment time per group, node speed, environment differences, predictions of
+// smaller runs against larger ones and a one-line verdict. Exit codes: 0
+// printed; 2 fewer than two files, or a file that is not a readable run file.
+//
+// HDF5 can crash on corrupted files (see cli_analyze.cpp), so the work runs in
+// a child process; a child killed by a signal is reported as an unreadable file.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "tremor/analysis/compare.hpp"
+#include "tremor/run_file.hpp"
+
+namespace tremor::cli {
+namespace {
+
+constexpr int kExitBadInput = 2;
+
+struct CompareCommandOptions {
+  std::vector<std::string> paths;
+  analysis::ParameterOverrides overrides;
+  bool json = false;
+  std::string html_path;
+  double tolerance_percent = analysis::kDefaultIntrinsicTolerancePercent;
+};
+
+void compare_in_child(const CompareCommandOptions& options) {
+  if (options.paths.size() < 2) {
+    throw CommandFailure("give at least two run files to compare (the first is the reference)", kExitBadInput);
+  }
+  std::vector<RunData> runs;
+  std::vector<analysis::RunAnalysis> analyses;
+  runs.reserve(options.paths.size());
+  analyses.reserve(options.paths.size());
+  std::vector<analysis::ComparedRun> compared;
+  for (const std::string& path : options.paths) {
+    std::string error;
+    std::optional<RunData> run = read_run(path, error);
+    if (!run) throw CommandFailure(path + ": not a readable Tremor run file: " + error, kExitBadInput);
+    std::vector<std::string> messages;
+    const analysis::AnalysisParameters parameters =
+        analysis::parameters_from_stored_configuration(run->meta.configuration, options.overrides, &messages);
+    for (const std::string& message : messages) std::cerr << "tremor: note: " << path << ": " << message << '\n';
+    runs.push_back(std::move(*run));
+    analyses.push_back(analysis::analyze_run(runs.back(), parameters));
+    compared.push_back({std::filesystem::path(path).stem().string(), &runs.back(), &analyses.back()});
+  }
+  const analysis::Comparison comparison = analysis::compare_runs(compared, options.tolerance_percent);
+  if (!options.html_path.empty()) {
+    std::ofstream page(options.html_path);
+    page << analysis::render_compare_html(comparison);
+    page.close();
+    if (!page) throw CommandFailure("cannot write " + options.html_path);
+  }
+  if (options.json) {
+    std::cout << analysis::compare_json(comparison).dump(2) << '\n';
+  } else {
+    std::cout << analysis::render_compare_text(comparison);
+  }
+  std::cout.flush();
+}
+
+void run_compare(const CompareCommandOptions& options) {
+  std::cout.flush();
+  std::cerr.flush();
+  const pid_t child = fork();
+  if (child < 0) throw CommandFailure(std::string("cannot start the reader process: ") + std::strerror(errno));
+  if (child == 0) {
+    const int code = exit_code_of([&] { compare_in_child(options); });
+    std::cout.flush();
+    std::cerr.flush();
+    _exit(code);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) {
+    if (WEXITSTATUS(status) != 0) throw CommandFailure("", WEXITSTATUS(status));  // the child said why
+    return;
+  }
+  throw CommandFailure(std::string("reading or comparing the run files failed (") +
+                           strsignal(WIFSIGNALED(status) ? WTERMSIG(status) : 0) + "); is one of them corrupted?",
+                       kExitBadInput);
+}
+
+}  // namespace
+
+void register_compare(CLI::App& app) {
+  auto options = std::make_shared<CompareCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "compare", "Compare Tremor run files: intrinsic run time, interference, node speed, environment");
+  // Not ->required(): a missing or single file gets this command's own message and exit 2.
+  command->add_option("files", options->paths, "Run files (.h5); the first is the reference");
+  command->add_flag("--json", options->json, "Print the comparison as JSON instead of text");
+  command->add_option("--html", options->html_path, "Also write a self-contained HTML page to FILE")->type_name("FILE");
+  command
+      ->add_option("--tolerance", options->tolerance_percent,
+                   "Intrinsic run times closer than this many percent count as equal (run-to-run variation; "
+                   "default 5)")
+      ->check(CLI::Range(0.0, 100.0));
+  analysis::ParameterOverrides& o = options->overrides;
+  command
+      ->add_option_function<int>(
+          "--replicas", [&o](const int& v) { o.replicas = v; }, "Bootstrap replicas of every analysis")
+      ->check(CLI::Range(1, 1000000));
+  command->add_option_function<std::uint64_t>(
+      "--seed", [&o](const std::uint64_t& v) { o.seed = v; }, "Seed of every random draw");
+  command
+      ->add_option_function<std::vector<double>>(
+          "--scales", [&o](const std::vector<double>& v) { o.scales = v; },
+          "Process-count factors of the predictions, e.g. 2,4,8")
+      ->delimiter(',')
+      ->check(CLI::Range(1.0 + 1e-12, 1e9));
+  command->callback([options] { run_compare(*options); });
+}
+
+}  // namespace tremor::cli

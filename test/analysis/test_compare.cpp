@@ -1,0 +1,173 @@
+// `tremor compare`'s pure logic (compare.hpp) on hand-made rows and synthetic runs.
+#include <catch2/catch.hpp>
+
+#include "synthetic_run.hpp"
+#include "tremor/analysis/compare.hpp"
+
+using namespace tremor;
+using namespace tremor::analysis;
+using tremor::test::SyntheticGroup;
+using tremor::test::SyntheticSpec;
+
+namespace {
+
+RunRow row(const std::string& name, double run_time_s, double lost, double low, double high) {
+  RunRow result;
+  result.name = name;
+  result.processes = 2;
+  result.run_time_s = run_time_s;
+  result.estimate_possible = true;
+  result.lost_percent = lost;
+  result.lost_percent_low = low;
+  result.lost_percent_high = high;
+  result.intrinsic_run_time_s = run_time_s * (1.0 - lost / 100.0);
+  return result;
+}
+
+struct AnalysedRun {
+  RunData run;
+  RunAnalysis analysis;
+};
+
+AnalysedRun analysed(const SyntheticSpec& spec) {
+  AnalysedRun result{tremor::test::synthetic_run(spec), {}};
+  AnalysisParameters parameters;
+  parameters.replicas = 50;
+  result.analysis = analyze_run(result.run, parameters);
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("compare: a slower run without interference is intrinsically slower", "[compare]") {
+  const Verdict verdict = compare_intrinsic(row("A", 10.0, 0.1, 0.0, 0.2), row("B", 11.0, 0.1, 0.0, 0.2));
+  REQUIRE(verdict.available);
+  CHECK(verdict.intrinsic_differs);
+  CHECK(verdict.intrinsic_change_percent == Approx(10.0).margin(0.01));
+  // Half-widths 0.1 % each, in quadrature, times the ratio 1.1.
+  CHECK(verdict.uncertainty_percent == Approx(100.0 * 1.1 * std::sqrt(2.0) * 0.001 / 0.999).epsilon(1e-9));
+  CHECK(verdict.interference_share == Approx(0.1 * 0.01 / 1.0).margin(1e-3));
+  CHECK(verdict.text ==
+        "B is 10.0 % (±0.2) slower than A intrinsically; interference explains none of the "
+        "run-time difference (10.0 %)");
+}
+
+TEST_CASE("compare: a difference made of lost time is interference", "[compare]") {
+  const Verdict verdict = compare_intrinsic(row("clean", 10.0, 0.5, 0.3, 0.7), row("noisy", 11.5, 13.5, 12.0, 15.0));
+  REQUIRE(verdict.available);
+  CHECK_FALSE(verdict.intrinsic_differs);
+  CHECK(std::fabs(verdict.intrinsic_change_percent) < verdict.uncertainty_percent);
+  CHECK(verdict.interference_share == Approx(1.0).margin(0.02));
+  CHECK(verdict.text.starts_with("the difference is interference: noisy's run time is 15.0 % longer than clean's"));
+}
+
+TEST_CASE("compare: partly interference, faster, agreeing and unavailable verdicts", "[compare]") {
+  // 20 % longer, of which 1 s of the 2 s is lost time.
+  const Verdict partial = compare_intrinsic(row("A", 10.0, 0.0, 0.0, 0.1), row("B", 12.0, 100.0 / 12.0, 8.0, 8.6));
+  CHECK(partial.intrinsic_differs);
+  CHECK(partial.interference_share == Approx(0.5).margin(1e-9));
+  CHECK(partial.text.find("interference explains about 50 %") != std::string::npos);
+  const Verdict faster = compare_intrinsic(row("A", 10.0, 0.0, 0.0, 0.1), row("B", 9.0, 0.0, 0.0, 0.1));
+  CHECK(faster.text.starts_with("B is 10.0 % (±0.1) faster than A"));
+  const Verdict same = compare_intrinsic(row("A", 10.0, 1.0, 0.0, 2.0), row("B", 10.05, 1.0, 0.0, 2.0));
+  CHECK(same.text.starts_with("B and A agree"));
+  // 2 % intrinsic change, 0.05 % statistical uncertainty: within the default
+  // run-to-run tolerance the 12 % longer run is interference, without it not.
+  const RunRow clean = row("A", 10.0, 0.0, 0.0, 0.05);
+  const RunRow noisy = row("B", 11.2, 100.0 * (1.0 - 10.2 / 11.2), 8.9, 8.95);
+  const Verdict tolerated = compare_intrinsic(clean, noisy);
+  CHECK_FALSE(tolerated.intrinsic_differs);
+  CHECK(tolerated.text.ends_with("intrinsic times agree within ±5.0 %"));
+  const Verdict strict = compare_intrinsic(clean, noisy, 0.0);
+  CHECK(strict.intrinsic_differs);
+  CHECK(strict.text.starts_with("B is 2.0 % (±0.0) slower than A intrinsically; interference explains about 83 %"));
+  RunRow without = row("B", 10.0, 0.0, 0.0, 0.0);
+  without.estimate_possible = false;
+  const Verdict none = compare_intrinsic(row("A", 10.0, 0.0, 0.0, 0.1), without);
+  CHECK_FALSE(none.available);
+  CHECK(none.text == "no verdict: B has no interference estimate");
+}
+
+TEST_CASE("compare: groups, node speed, environment and predictions of synthetic runs", "[compare]") {
+  SyntheticSpec reference_spec;
+  reference_spec.groups = {SyntheticGroup{1e6, 0.010, 120}, SyntheticGroup{3e6, 0.030, 120}};
+  SyntheticSpec slower_spec = reference_spec;
+  slower_spec.groups = {SyntheticGroup{1e6, 0.012, 120}, SyntheticGroup{3e6, 0.030, 120}};
+  AnalysedRun reference = analysed(reference_spec);
+  AnalysedRun slower = analysed(slower_spec);
+  REQUIRE(reference.analysis.estimate_possible);
+  reference.run.environment.nodes = {NodeEnvironment{"node0", {}}, NodeEnvironment{"node1", {}}};
+  slower.run.environment.nodes = reference.run.environment.nodes;
+  slower.run.environment.nodes[1].facts[5] = "performance";  // governor on one node
+  slower.run.environment.variables = {{0, "OMP_NUM_THREADS", "4"}, {1, "OMP_NUM_THREADS", "4"}};
+
+  const Comparison comparison =
+      compare_runs({{"ref", &reference.run, &reference.analysis}, {"slow", &slower.run, &slower.analysis}});
+  REQUIRE(comparison.runs.size() == 2);
+  CHECK(comparison.runs[1].name == "slow");
+  // Groups: the 3e6 group (largest time) first, unchanged; the 1e6 group 20 % slower.
+  REQUIRE(comparison.groups.size() == 2);
+  CHECK(comparison.groups[0].matched_by == "signature");
+  CHECK(*comparison.groups[0].change_percent[1] == Approx(0.0).margin(0.5));
+  CHECK(*comparison.groups[1].change_percent[1] == Approx(20.0).margin(0.5));
+  // Node speed: both nodes of the slower run need more time per work unit.
+  CHECK(comparison.node_drift_unavailable.empty());
+  REQUIRE(comparison.nodes.size() == 2);
+  for (const NodeDrift& node : comparison.nodes) CHECK(*node.change_percent[1] > 3.0);
+  // Environment: the governor of node1 and the new variable, nothing else.
+  // The governor is compared per node because the slower run's nodes disagree.
+  REQUIRE(comparison.environment.size() == 2);
+  CHECK(comparison.environment[0].field == "governor@node1");
+  CHECK(comparison.environment[0].values == std::vector<std::string>{"", "performance"});
+  CHECK(comparison.environment[1].field == "variable OMP_NUM_THREADS");
+  CHECK(comparison.environment[1].values == std::vector<std::string>{"(absent)", "4"});
+  CHECK(comparison.predictions.empty());
+  CHECK(comparison.predictions_note == "all runs have the same number of processes");
+  CHECK(comparison.verdicts.at(0).intrinsic_differs);
+  CHECK(comparison.verdicts.at(0).intrinsic_change_percent > 3.0);
+
+  const std::string text = render_compare_text(comparison);
+  CHECK(text.find("*performance") != std::string::npos);
+  CHECK(text.find("Verdict: slow is ") != std::string::npos);
+  const std::string page = render_compare_html(comparison);
+  CHECK(page.find("<td class=\"differs\">performance</td>") != std::string::npos);
+  const nlohmann::json json = compare_json(comparison);
+  CHECK(json["verdicts"][0]["text"] == comparison.verdicts.at(0).text);
+  CHECK(comparison.groups[0].label.starts_with("#"));
+
+  // Three runs: one verdict per later run, each against the reference.
+  const Comparison three = compare_runs({{"ref", &reference.run, &reference.analysis},
+                                         {"slow", &slower.run, &slower.analysis},
+                                         {"again", &reference.run, &reference.analysis}});
+  REQUIRE(three.verdicts.size() == 2);
+  CHECK(three.verdicts[0].compared == "slow");
+  CHECK(three.verdicts[1].compared == "again");
+  CHECK_FALSE(three.verdicts[1].intrinsic_differs);
+  CHECK(compare_json(three)["verdicts"].size() == 2);
+  CHECK(json["groups"].size() == 2);
+}
+
+TEST_CASE("compare: a smaller run's predictions are checked against a larger run", "[compare]") {
+  SyntheticSpec small_spec;
+  small_spec.world_size = 2;
+  small_spec.detail_ranks = 2;
+  small_spec.groups = {SyntheticGroup{1e6, 0.010, 200}};
+  SyntheticSpec large_spec = small_spec;
+  large_spec.world_size = 4;
+  large_spec.detail_ranks = 4;
+  AnalysedRun small = analysed(small_spec);
+  AnalysedRun large = analysed(large_spec);
+  REQUIRE_FALSE(small.analysis.predictions.empty());
+  const Comparison comparison =
+      compare_runs({{"small", &small.run, &small.analysis}, {"large", &large.run, &large.analysis}});
+  REQUIRE_FALSE(comparison.predictions.empty());
+  for (const PredictionCheck& check : comparison.predictions) {
+    CHECK(check.from_run == "small");
+    CHECK(check.to_run == "large");
+    CHECK(check.processes == Approx(4.0));
+    CHECK(check.actual_s == Approx(large.analysis.run_time_s));
+    CHECK(check.inside == (check.actual_s >= check.ci_low_s && check.actual_s <= check.ci_high_s));
+  }
+  CHECK(comparison.predictions_note.empty());
+  CHECK_THROWS(compare_runs({{"small", &small.run, &small.analysis}}));
+}
