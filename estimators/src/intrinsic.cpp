@@ -207,34 +207,64 @@ double delay_posterior_variance(double r, double sigma, double p, double tau) {
   return std::max(0.0, second_moment - posterior.delay * posterior.delay);
 }
 
-IntrinsicEstimate estimate_intrinsic(std::span<const std::span<const double>> groups, const IntrinsicOptions& options) {
-  IntrinsicEstimate estimate;
-  const std::size_t group_count = groups.size();
-  estimate.groups.resize(group_count);
-  estimate.lost.resize(group_count);
-  estimate.probability.resize(group_count);
-  std::vector<std::vector<double>> sorted(group_count);
-  std::vector<std::vector<double>> samples(group_count);
-  for (std::size_t g = 0; g < group_count; ++g) {
-    sorted[g] = sorted_valid(groups[g]);
-    samples[g] = fit_sample(sorted[g], options.fit_sample_per_group);
+namespace {
+
+// One fit of the pooled model: baselines, shares and the mixture.
+struct ModelFit {
+  double sigma = 0.0;
+  MixtureFit mixture;
+  std::vector<double> baseline;
+  std::vector<double> share;
+};
+
+// Robust relative spread (interquartile range / 1.349 / median) of positive values.
+double quartile_spread(std::vector<double> values) {
+  std::erase_if(values, [](double v) { return !std::isfinite(v) || !(v > 0.0); });
+  if (values.size() < 8) return 0.0;
+  std::sort(values.begin(), values.end());
+  auto at = [&](double q) {
+    return values[static_cast<std::size_t>(std::llround(q * static_cast<double>(values.size() - 1)))];
+  };
+  const double median = at(0.5);
+  return median > 0.0 ? (at(0.75) - at(0.25)) / 1.349 / median : 0.0;
+}
+
+// Size-weighted median over groups of (duration spread / work spread); 0
+// without work values.
+double unexplained_spread_ratio(const std::vector<std::vector<double>>& sorted,
+                                std::span<const std::span<const double>> work) {
+  if (work.size() != sorted.size()) return 0.0;
+  std::vector<WeightedValue> ratios;
+  for (std::size_t g = 0; g < sorted.size(); ++g) {
+    const double work_spread = quartile_spread({work[g].begin(), work[g].end()});
+    const double duration_spread = quartile_spread(sorted[g]);
+    if (work_spread > 0.0 && duration_spread > 0.0) {
+      ratios.push_back({duration_spread / work_spread, static_cast<double>(sorted[g].size())});
+    }
   }
-  std::vector<double> share(group_count, 0.0);
+  return weighted_median(std::move(ratios));
+}
+
+ModelFit fit_model(const std::vector<std::vector<double>>& sorted, const std::vector<std::vector<double>>& samples,
+                   const IntrinsicOptions& options) {
+  const std::size_t group_count = sorted.size();
+  ModelFit fit;
+  fit.share.assign(group_count, 0.0);
+  fit.baseline.assign(group_count, 0.0);
   double sigma = options.minimum_relative_spread;
   MixtureFit mixture{0.0, options.minimum_delay_in_spreads * sigma, sigma};
   std::vector<WeightedValue> residuals;
   for (int outer = 0; outer < std::max(1, options.outer_iterations); ++outer) {
     std::vector<WeightedValue> spreads;
     for (std::size_t g = 0; g < group_count; ++g) {
-      const double spread = low_side_spread(sorted[g], share[g], options);
-      estimate.groups[g].relative_spread_own = spread;
+      const double spread = low_side_spread(sorted[g], fit.share[g], options);
       if (spread > 0.0) spreads.push_back({spread, static_cast<double>(sorted[g].size())});
     }
     sigma = std::max(options.minimum_relative_spread, weighted_median(std::move(spreads)));
     residuals.clear();
     for (std::size_t g = 0; g < group_count; ++g) {
-      const double baseline = anchored_baseline(sorted[g], sigma, share[g], options);
-      estimate.groups[g].baseline = baseline;
+      const double baseline = anchored_baseline(sorted[g], sigma, fit.share[g], options);
+      fit.baseline[g] = baseline;
       if (samples[g].empty() || !(baseline > 0.0)) continue;
       const double weight = static_cast<double>(sorted[g].size()) / static_cast<double>(samples[g].size());
       for (const double x : samples[g]) {
@@ -246,15 +276,54 @@ IntrinsicEstimate estimate_intrinsic(std::span<const std::span<const double>> gr
     mixture = fit_mixture(residuals, sigma, options);
     sigma = mixture.sigma;
     for (std::size_t g = 0; g < group_count; ++g) {
-      if (options.fit_clean_spread)
-        estimate.groups[g].baseline = anchored_baseline(sorted[g], sigma, share[g], options);
-      const double baseline = estimate.groups[g].baseline;
+      if (options.fit_clean_spread) fit.baseline[g] = anchored_baseline(sorted[g], sigma, fit.share[g], options);
+      const double baseline = fit.baseline[g];
       if (samples[g].empty() || !(baseline > 0.0)) continue;
       double probability = 0.0;
       for (const double x : samples[g])
         probability += delay_posterior(x / baseline - 1.0, sigma, mixture.p, mixture.tau).probability;
-      share[g] = probability / static_cast<double>(samples[g].size());
+      fit.share[g] = probability / static_cast<double>(samples[g].size());
     }
+  }
+  fit.sigma = sigma;
+  fit.mixture = mixture;
+  return fit;
+}
+
+}  // namespace
+
+IntrinsicEstimate estimate_intrinsic(std::span<const std::span<const double>> groups, const IntrinsicOptions& options,
+                                     std::span<const std::span<const double>> work) {
+  IntrinsicEstimate estimate;
+  const std::size_t group_count = groups.size();
+  estimate.groups.resize(group_count);
+  estimate.lost.resize(group_count);
+  estimate.probability.resize(group_count);
+  std::vector<std::vector<double>> sorted(group_count);
+  std::vector<std::vector<double>> samples(group_count);
+  for (std::size_t g = 0; g < group_count; ++g) {
+    sorted[g] = sorted_valid(groups[g]);
+    samples[g] = fit_sample(sorted[g], options.fit_sample_per_group);
+  }
+  // When the durations spread far more than the work that filled them, their
+  // spread is not clean jitter: most segments were delayed, and the clean
+  // spread is read from the lowest values only (docs/statistics-primary.md).
+  ModelFit fit;
+  estimate.unexplained_spread_ratio = unexplained_spread_ratio(sorted, work);
+  if (options.low_start_spread_quantile > 0.0 &&
+      estimate.unexplained_spread_ratio > options.maximum_unexplained_spread_ratio) {
+    IntrinsicOptions low_start = options;
+    low_start.spread_quantile = options.low_start_spread_quantile;
+    fit = fit_model(sorted, samples, low_start);
+    estimate.lower_start_chosen = true;
+  } else {
+    fit = fit_model(sorted, samples, options);
+  }
+  const double sigma = fit.sigma;
+  const MixtureFit& mixture = fit.mixture;
+  for (std::size_t g = 0; g < group_count; ++g) {
+    estimate.groups[g].baseline = fit.baseline[g];
+    estimate.groups[g].relative_spread_own = low_side_spread(sorted[g], fit.share[g], options);
   }
   estimate.relative_spread = sigma;
   estimate.delay_probability = mixture.p;

@@ -125,6 +125,50 @@ TEST_CASE("most of a group delayed: the anchor stays on the clean segments", "[i
   }
 }
 
+// Work values that fill the clean durations: the same relative jitter, no delays.
+std::vector<std::vector<double>> work_like(std::uint64_t seed, const Planted& run, double jitter) {
+  std::mt19937_64 engine(seed);
+  std::normal_distribution<double> noise(0.0, jitter);
+  std::vector<std::vector<double>> work;
+  for (const auto& group : run.groups) {
+    auto& values = work.emplace_back();
+    for (std::size_t i = 0; i < group.size(); ++i) values.push_back(1e6 * (1.0 + noise(engine)));
+  }
+  return work;
+}
+
+TEST_CASE("90 % of the segments delayed: the work's spread shows the durations' is not jitter", "[intrinsic]") {
+  for (const std::uint64_t seed : {31u, 32u, 33u}) {
+    const Planted run = planted_groups(seed, 2, 200, 0.01, 0.9, 0.3);
+    const auto work = work_like(seed + 100, run, 0.01);
+    const std::vector<std::span<const double>> work_spans(work.begin(), work.end());
+    const IntrinsicEstimate with_work = estimate_intrinsic(spans(run.groups), {}, work_spans);
+    const double truth_percent = 100.0 * run.truth / run.total;
+    INFO("seed " << seed << " truth " << truth_percent << " %, spread ratio " << with_work.unexplained_spread_ratio);
+    CHECK(with_work.lower_start_chosen);
+    CHECK(with_work.unexplained_spread_ratio > 3.0);
+    CHECK(std::fabs(100.0 * with_work.total_lost / run.total - truth_percent) < 2.0);
+    // Durations alone cannot tell 90 % delayed from 10 % fast: the default
+    // start reads the delays as the clean spread.
+    const IntrinsicEstimate without_work = estimate_intrinsic(spans(run.groups));
+    CHECK_FALSE(without_work.lower_start_chosen);
+    CHECK(without_work.unexplained_spread_ratio == 0.0);
+  }
+}
+
+TEST_CASE("clean groups with their work: the default start, about nothing lost", "[intrinsic]") {
+  for (const std::uint64_t seed : {41u, 42u, 43u}) {
+    const Planted run = planted_groups(seed, 2, 200, 0.01, 0.0, 0.3);
+    const auto work = work_like(seed + 100, run, 0.01);
+    const std::vector<std::span<const double>> work_spans(work.begin(), work.end());
+    const IntrinsicEstimate estimate = estimate_intrinsic(spans(run.groups), {}, work_spans);
+    INFO("seed " << seed << ", spread ratio " << estimate.unexplained_spread_ratio);
+    CHECK_FALSE(estimate.lower_start_chosen);
+    CHECK(estimate.unexplained_spread_ratio < 2.0);
+    CHECK(100.0 * estimate.total_lost / run.total < 0.5);
+  }
+}
+
 TEST_CASE("2 kHz-like run: many short segments, heavy jitter, rare bursts", "[intrinsic]") {
   const Planted run = planted_groups(31, 2, 20000, 0.05, 0.01, 1.0);
   const IntrinsicEstimate estimate = estimate_intrinsic(spans(run.groups));

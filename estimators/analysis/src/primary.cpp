@@ -81,11 +81,20 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   analysis.recurring_segments = static_cast<std::size_t>(std::count(split_off.begin(), split_off.end(), 1));
 
   std::vector<std::vector<double>> durations(groups.size());
+  std::vector<std::vector<double>> work(groups.size());
+  const bool has_work = run.segments.work.size() == run.segments.duration_s.size();
   for (std::size_t i = 0; i < groups.size(); ++i) {
-    for (const std::size_t segment : groups[i].members) durations[i].push_back(run.segments.duration_s[segment]);
+    for (const std::size_t segment : groups[i].members) {
+      durations[i].push_back(run.segments.duration_s[segment]);
+      if (has_work) work[i].push_back(run.segments.work[segment]);
+    }
   }
   const std::vector<std::span<const double>> spans(durations.begin(), durations.end());
-  const est::IntrinsicEstimate estimate = est::estimate_intrinsic(spans);
+  const std::vector<std::span<const double>> work_spans(work.begin(), work.end());
+  const est::IntrinsicEstimate estimate =
+      est::estimate_intrinsic(spans, {}, has_work ? std::span(work_spans) : std::span<const std::span<const double>>{});
+  analysis.unexplained_spread_ratio = estimate.unexplained_spread_ratio;
+  analysis.most_segments_delayed = estimate.lower_start_chosen;
   analysis.clean_relative_spread = estimate.relative_spread;
   analysis.delay_probability = estimate.delay_probability;
   analysis.relative_delay_mean = estimate.relative_delay_mean;

@@ -119,7 +119,9 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
                             {"recurring_segments", analysis.recurring_segments},
                             {"clean_relative_spread", number(analysis.clean_relative_spread)},
                             {"delay_probability", number(analysis.delay_probability)},
-                            {"relative_delay_mean", number(analysis.relative_delay_mean)}}
+                            {"relative_delay_mean", number(analysis.relative_delay_mean)},
+                            {"unexplained_spread_ratio", number(analysis.unexplained_spread_ratio)},
+                            {"most_segments_delayed", analysis.most_segments_delayed}}
                      : json(nullptr)},
       {"continuous_interference_percent", ok ? number(analysis.continuous_interference_percent) : json(nullptr)},
       {"class", ok ? json(estimators::to_string(analysis.interference_class)) : json(nullptr)},

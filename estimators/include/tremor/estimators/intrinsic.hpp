@@ -28,6 +28,12 @@ struct IntrinsicOptions {
   double anchor_quantile = 0.05;
   /// Each group's clean spread is read between the anchor and this quantile of its clean segments.
   double spread_quantile = 0.25;
+  /// When the durations' relative spread exceeds the work's by more than
+  /// this factor (size-weighted median over groups), most segments were
+  /// delayed and the clean spread is read only up to low_start_spread_quantile
+  /// (0 turns this off). Clean runs measured 1.0-1.5, most segments delayed 4-25.
+  double maximum_unexplained_spread_ratio = 3.0;
+  double low_start_spread_quantile = 0.08;
   /// Floor of the pooled relative clean spread (timer resolution, bins).
   double minimum_relative_spread = 2e-4;
   /// The mean delay is at least this many clean spreads: smaller "delays"
@@ -62,6 +68,8 @@ struct IntrinsicEstimate {
   std::vector<std::vector<double>> lost;         ///< [group][member] posterior expected delay, s
   std::vector<std::vector<double>> probability;  ///< [group][member] posterior P(delayed)
   double total_lost = 0.0;
+  double unexplained_spread_ratio = 0.0;  ///< duration spread / work spread (0: no work given)
+  bool lower_start_chosen = false;        ///< the spread was read from the lowest values only
 };
 
 /// Expected value of the i-th smallest (1-based) of n standard normal draws,
@@ -71,8 +79,11 @@ double blom_normal_score(std::size_t i, std::size_t n);
 /// The estimate over groups of durations (s). Groups may be empty; a group of
 /// one value is its own baseline. Non-finite or non-positive durations are
 /// ignored for the fit and charged nothing.
+/// `work`, when given, holds each group's work values (any unit) in the same
+/// shape: it tells whether the durations' spread is clean jitter.
 IntrinsicEstimate estimate_intrinsic(std::span<const std::span<const double>> groups,
-                                     const IntrinsicOptions& options = {});
+                                     const IntrinsicOptions& options = {},
+                                     std::span<const std::span<const double>> work = {});
 
 /// Posterior of one relative residual r = x / mu - 1 under the pooled model.
 struct SegmentPosterior {

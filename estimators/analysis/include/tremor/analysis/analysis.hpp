@@ -113,6 +113,8 @@ struct RunAnalysis {
   double clean_relative_spread = 0.0;  // pooled mixture: sigma, p, tau (relative to the intrinsic duration)
   double delay_probability = 0.0;
   double relative_delay_mean = 0.0;
+  double unexplained_spread_ratio = 0.0;  // durations' spread / work's (0: no work column)
+  bool most_segments_delayed = false;     // the clean spread was read from the lowest values only
   // The paper's figure: excess over median + 4 MAD in (cluster, signature) groups.
   double paper_mad4_percent = 0.0;
   std::vector<double> segment_mad4_impact_s;
