@@ -166,6 +166,7 @@ void Recorder::start() noexcept {
     segment_start_tick_ = init_tick_;
     last_totals_ = sum_threads();
     work_at_segment_start_ = read_work();
+    work_start_tick_ = ticks();
     current_segment_.store(0, std::memory_order_relaxed);
     if (ThreadState* const self = t_state ? t_state : register_current_thread()) {
       self->last_counter = work_at_segment_start_.value;
@@ -229,6 +230,15 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
     caller->long_inside_counter = 0;
   }
   values[index(Quantized::work)] = work;
+  if (cputime && work_known) {
+    // Off the CPU before the boundary (docs/statistics-primary.md): the wall
+    // time from the reading that opened the segment to the boundary's entry,
+    // minus the CPU time in between (nanoseconds) and the I/O calls' wall
+    // time (blocking on a file is the I/O's own cost, measured apart).
+    const double wall = static_cast<double>(start - work_start_tick_) * tick;
+    const double cpu = static_cast<double>(work_at_entry.value - work_at_segment_start_.value) * 1e-9;
+    values[index(Quantized::off_cpu_time)] = std::max(0.0, wall - values[index(Quantized::io_time)] - cpu);
+  }
 
   if (!store_->append(values, features, static_cast<std::uint16_t>(call))) {
     store_failed_ = true;
@@ -244,6 +254,7 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
     // the next segment like a short call's, and the entry reading serves as
     // the next segment's start (one counter read per boundary).
     work_at_segment_start_ = work_at_entry;
+    work_start_tick_ = start;
     caller->short_inside_ticks = end - start;
     caller->last_counter = work_at_entry.value;
     caller->last_counter_tick = start;
@@ -251,9 +262,10 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
   }
   // Read after the collective returned: its busy-wait is not work.
   work_at_segment_start_ = read_work();
+  work_start_tick_ = ticks();
   if (caller != nullptr) {
     caller->last_counter = work_at_segment_start_.value;
-    caller->last_counter_tick = ticks();
+    caller->last_counter_tick = work_start_tick_;
   }
 }
 

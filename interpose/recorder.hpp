@@ -90,6 +90,7 @@ class Recorder {
   std::uint64_t init_tick_ = 0;
   std::uint64_t finalize_tick_ = 0;
   WorkReading work_at_segment_start_;
+  std::uint64_t work_start_tick_ = 0;  // when work_at_segment_start_ was read
   double start_time_unix_ = 0.0;
   int world_size_ = 1;
   int world_rank_ = 0;

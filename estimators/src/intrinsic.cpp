@@ -131,7 +131,7 @@ double delayed_clean_square(double r, double sigma, double tau) {
 
 // EM for p, tau and sigma of the normal-exponential mixture; sigma stays at
 // least the low-side spread, which the clean jitter's upper tail may exceed.
-MixtureFit fit_mixture(std::span<const WeightedValue> residuals, double low_side_sigma,
+MixtureFit fit_mixture(std::span<const WeightedValue> residuals, double low_side_sigma, double sigma_cap,
                        const IntrinsicOptions& options) {
   double sigma = low_side_sigma;
   double tau_floor = options.minimum_delay_in_spreads * sigma;
@@ -162,7 +162,9 @@ MixtureFit fit_mixture(std::span<const WeightedValue> residuals, double low_side
     }
     MixtureFit next;
     next.p = std::clamp(probability_sum / total_weight, 1e-6, 1.0 - 1e-6);
-    next.sigma = options.fit_clean_spread ? std::max(low_side_sigma, std::sqrt(square_sum / total_weight)) : sigma;
+    next.sigma = options.fit_clean_spread
+                     ? std::min(sigma_cap, std::max(low_side_sigma, std::sqrt(square_sum / total_weight)))
+                     : sigma;
     sigma = next.sigma;
     tau_floor = options.minimum_delay_in_spreads * sigma;
     next.tau = probability_sum > 0.0 ? std::max(tau_floor, delay_sum / probability_sum) : tau_floor;
@@ -229,24 +231,31 @@ double quartile_spread(std::vector<double> values) {
   return median > 0.0 ? (at(0.75) - at(0.25)) / 1.349 / median : 0.0;
 }
 
-// Size-weighted median over groups of (duration spread / work spread); 0
-// without work values.
-double unexplained_spread_ratio(const std::vector<std::vector<double>>& sorted,
-                                std::span<const std::span<const double>> work) {
-  if (work.size() != sorted.size()) return 0.0;
+struct WorkSpread {
+  double work = 0.0;   // size-weighted median over groups of the work's relative spread
+  double ratio = 0.0;  // ... of (duration spread / work spread)
+};
+
+// 0 and 0 without work values.
+WorkSpread work_spread(const std::vector<std::vector<double>>& sorted, std::span<const std::span<const double>> work) {
+  if (work.size() != sorted.size()) return {};
   std::vector<WeightedValue> ratios;
+  std::vector<WeightedValue> spreads;
   for (std::size_t g = 0; g < sorted.size(); ++g) {
     const double work_spread = quartile_spread({work[g].begin(), work[g].end()});
     const double duration_spread = quartile_spread(sorted[g]);
     if (work_spread > 0.0 && duration_spread > 0.0) {
-      ratios.push_back({duration_spread / work_spread, static_cast<double>(sorted[g].size())});
+      const auto size = static_cast<double>(sorted[g].size());
+      ratios.push_back({duration_spread / work_spread, size});
+      spreads.push_back({work_spread, size});
     }
   }
-  return weighted_median(std::move(ratios));
+  return {weighted_median(std::move(spreads)), weighted_median(std::move(ratios))};
 }
 
+// sigma_floor and sigma_cap bound the pooled clean spread (from the work's spread).
 ModelFit fit_model(const std::vector<std::vector<double>>& sorted, const std::vector<std::vector<double>>& samples,
-                   const IntrinsicOptions& options) {
+                   const IntrinsicOptions& options, double sigma_floor, double sigma_cap) {
   const std::size_t group_count = sorted.size();
   ModelFit fit;
   fit.share.assign(group_count, 0.0);
@@ -260,7 +269,8 @@ ModelFit fit_model(const std::vector<std::vector<double>>& sorted, const std::ve
       const double spread = low_side_spread(sorted[g], fit.share[g], options);
       if (spread > 0.0) spreads.push_back({spread, static_cast<double>(sorted[g].size())});
     }
-    sigma = std::max(options.minimum_relative_spread, weighted_median(std::move(spreads)));
+    sigma = std::clamp(weighted_median(std::move(spreads)), std::max(options.minimum_relative_spread, sigma_floor),
+                       std::max(options.minimum_relative_spread, sigma_cap));
     residuals.clear();
     for (std::size_t g = 0; g < group_count; ++g) {
       const double baseline = anchored_baseline(sorted[g], sigma, fit.share[g], options);
@@ -273,7 +283,7 @@ ModelFit fit_model(const std::vector<std::vector<double>>& sorted, const std::ve
         if (r >= -options.low_outlier_in_spreads * sigma) residuals.push_back({r, weight});
       }
     }
-    mixture = fit_mixture(residuals, sigma, options);
+    mixture = fit_mixture(residuals, sigma, std::max(sigma, sigma_cap), options);
     sigma = mixture.sigma;
     for (std::size_t g = 0; g < group_count; ++g) {
       if (options.fit_clean_spread) fit.baseline[g] = anchored_baseline(sorted[g], sigma, fit.share[g], options);
@@ -308,16 +318,21 @@ IntrinsicEstimate estimate_intrinsic(std::span<const std::span<const double>> gr
   // When the durations spread far more than the work that filled them, their
   // spread is not clean jitter: most segments were delayed, and the clean
   // spread is read from the lowest values only (docs/statistics-primary.md).
+  // The work's own spread also bounds the clean spread from below: a clean
+  // duration varies at least as much as the work in it.
   ModelFit fit;
-  estimate.unexplained_spread_ratio = unexplained_spread_ratio(sorted, work);
-  if (options.low_start_spread_quantile > 0.0 &&
-      estimate.unexplained_spread_ratio > options.maximum_unexplained_spread_ratio) {
+  const WorkSpread spread = work_spread(sorted, work);
+  estimate.unexplained_spread_ratio = spread.ratio;
+  estimate.work_relative_spread = spread.work;
+  const double floor = options.clean_spread_floor_in_work_spreads * spread.work;
+  constexpr double kNoCap = 1e300;
+  if (options.low_start_spread_quantile > 0.0 && spread.ratio > options.maximum_unexplained_spread_ratio) {
     IntrinsicOptions low_start = options;
     low_start.spread_quantile = options.low_start_spread_quantile;
-    fit = fit_model(sorted, samples, low_start);
+    fit = fit_model(sorted, samples, low_start, floor, options.maximum_unexplained_spread_ratio * spread.work);
     estimate.lower_start_chosen = true;
   } else {
-    fit = fit_model(sorted, samples, options);
+    fit = fit_model(sorted, samples, options, floor, kNoCap);
   }
   const double sigma = fit.sigma;
   const MixtureFit& mixture = fit.mixture;

@@ -1,5 +1,6 @@
 // Reader of the run file: every dataset is checked for presence, type class,
 // rank and shape, and stored indices for range, before RunData is returned.
+#include <algorithm>
 #include <limits>
 
 #include "environment_file.hpp"
@@ -26,9 +27,10 @@ bool read_metadata(hid_t file, RunMetadata& meta, std::string& error) {
     return fail(error, "not a Tremor run file: no '" + version_name + "' attribute");
   std::int32_t version = 0;
   if (!hdf5::read_attribute(root.get(), version_name, H5T_NATIVE_INT32, true, &version, error)) return false;
-  if (version != kSchemaVersion)
-    return fail(error, "unsupported schema version " + std::to_string(version) + " (this build reads version " +
-                           std::to_string(kSchemaVersion) + ")");
+  if (version < kOldestReadableSchemaVersion || version > kSchemaVersion)
+    return fail(error, "unsupported schema version " + std::to_string(version) + " (this build reads versions " +
+                           std::to_string(kOldestReadableSchemaVersion) + " to " + std::to_string(kSchemaVersion) +
+                           ")");
   meta.schema_version = version;
   for (const auto& [name, member] : layout::kMetadataStrings)
     if (!hdf5::read_string_attribute(root.get(), name, meta.*member, error)) return false;
@@ -73,8 +75,19 @@ bool read_ranks(hid_t file, std::size_t world_size, std::vector<RankInfo>& ranks
   return true;
 }
 
-bool read_bins(hid_t file, std::array<BinTable, kQuantizedCount>& bins, std::string& error) {
+// A metric the file's schema version predates: absent, read as value 0.
+bool absent_in_schema(std::size_t metric, std::int32_t schema_version) {
+  if (schema_version >= 2) return false;
+  return std::ranges::any_of(kQuantizedAddedInSchema2, [&](Quantized q) { return index(q) == metric; });
+}
+
+bool read_bins(hid_t file, std::int32_t schema_version, std::array<BinTable, kQuantizedCount>& bins,
+               std::string& error) {
   for (std::size_t m = 0; m < kQuantizedCount; ++m) {
+    if (absent_in_schema(m, schema_version)) {
+      bins[m] = {Bin{0.0, 0, 0.0, 0.0}};
+      continue;
+    }
     const std::string group = "/bins/" + std::string(kQuantizedMetrics[m].name) + "/";
     std::vector<double> sum, min, max;
     std::vector<std::uint64_t> count;
@@ -126,7 +139,12 @@ bool read_detail(hid_t file, const RunData& run, DetailRanks& detail, std::strin
                              std::to_string(detail.segments));
     return true;
   };
+  std::vector<std::size_t> absent;
   for (std::size_t m = 0; m < kQuantizedCount; ++m) {
+    if (absent_in_schema(m, run.meta.schema_version)) {
+      absent.push_back(m);
+      continue;
+    }
     const std::string name = "/detail/" + std::string(kQuantizedMetrics[m].name);
     if (!read_matrix(name, detail.global_index[m])) return false;
     for (std::uint16_t index : detail.global_index[m])
@@ -135,6 +153,7 @@ bool read_detail(hid_t file, const RunData& run, DetailRanks& detail, std::strin
                                std::to_string(run.global_bins[m].size()) + " bins");
   }
   if (!read_matrix("/detail/signature_index", detail.signature_index)) return false;
+  for (const std::size_t m : absent) detail.global_index[m].assign(rows * detail.segments, 0);
   if (rows > 0 && detail.segments != run.segments.size())
     return fail(error, "inconsistent sizes: /detail has " + std::to_string(detail.segments) +
                            " segments, /segments has " + std::to_string(run.segments.size()));
@@ -166,6 +185,7 @@ bool read_totals(hid_t file, RunData& run, std::size_t world_size, std::string& 
   run.raw_totals.assign(world_size, QuantizedValues{});
   run.raw_feature_totals.assign(world_size, FeatureVector{});
   for (std::size_t m = 0; m < kQuantizedCount; ++m) {
+    if (absent_in_schema(m, run.meta.schema_version)) continue;  // zeros
     const std::string name = "/totals/" + std::string(kQuantizedMetrics[m].name);
     std::vector<double> values;
     if (!hdf5::read_vector(file, name, values, error) || !same_length(values.size(), world_size, name, error))
@@ -236,7 +256,7 @@ std::optional<RunData> read_run(const std::filesystem::path& path, std::string& 
   try {  // a corrupted shape can ask for more memory than exists
     ok = read_metadata(file.get(), run.meta, reason) &&
          read_ranks(file.get(), static_cast<std::size_t>(run.meta.world_size), run.ranks, reason) &&
-         read_bins(file.get(), run.global_bins, reason) && read_segments(file.get(), run.segments, reason) &&
+         read_bins(file.get(), run.meta.schema_version, run.global_bins, reason) && read_segments(file.get(), run.segments, reason) &&
          read_detail(file.get(), run, run.detail, reason) &&
          read_totals(file.get(), run, static_cast<std::size_t>(run.meta.world_size), reason) &&
          read_injection(file.get(), run.injection, reason) &&

@@ -102,6 +102,7 @@ RunData synthetic_run(const SyntheticSpec& spec) {
   run.global_bins[index(Quantized::work)] = work_bins.table;
   run.global_bins[index(Quantized::mpi_time)] = small_bins.table;
   run.global_bins[index(Quantized::io_time)] = small_bins.table;
+  run.global_bins[index(Quantized::off_cpu_time)] = small_bins.table;
   const std::size_t groups = spec.groups.size();
   for (std::size_t r = 0; r < spec.detail_ranks; ++r) {
     detail.ranks.push_back(static_cast<std::int32_t>(r));

@@ -146,7 +146,7 @@ def check_kinds(out, argv):
             truth, primary = float(r["truth_percent"]), float(r["primary_percent"])
             if not (math.isfinite(truth) and math.isfinite(primary)):
                 fail(f"{kind}: truth {r['truth_percent']!r} or estimate {r['primary_percent']!r} is not a number")
-            if kind in ("clean", "checkpoint"):
+            if kind in ("clean", "checkpoint", "io_clean"):
                 if truth != 0:
                     fail(f"{kind}: no injection, but a truth of {truth} %")
                 if primary > CLEAN_CEILING_PERCENT:

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <hdf5.h>
 #include <signal.h>
@@ -116,6 +117,24 @@ TEST_CASE("write_run -> read_run round trip preserves every field", "[hdf5]") {
     REQUIRE(back.has_value());
     require_equal(run, *back);
   }
+}
+
+TEST_CASE("a schema-1 run file (before off_cpu_time) is still read, that metric as 0", "[hdf5]") {
+  std::string error;
+  using tremor::index;
+  using tremor::Quantized;
+  const std::optional<RunData> run = tremor::read_run(std::string(TREMOR_RUN_FILE_CORPUS) + "/tiny_real_run.h5", error);
+  INFO(error);
+  REQUIRE(run);
+  CHECK(run->meta.schema_version == 1);
+  const std::size_t off_cpu = index(Quantized::off_cpu_time);
+  REQUIRE(run->global_bins[off_cpu].size() == 1);
+  CHECK(run->global_bins[off_cpu][0].rep() == 0.0);
+  CHECK(run->detail.global_index[off_cpu].size() == run->detail.ranks.size() * run->detail.segments);
+  CHECK(std::ranges::all_of(run->detail.global_index[off_cpu], [](auto i) { return i == 0; }));
+  for (const tremor::QuantizedValues& totals : run->raw_totals) CHECK(totals[off_cpu] == 0.0);
+  // The metrics it has are read as written.
+  CHECK(run->global_bins[index(Quantized::duration)].size() > 1);
 }
 
 TEST_CASE("write_run never overwrites and reports unusable targets", "[hdf5]") {

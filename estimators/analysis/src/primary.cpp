@@ -9,6 +9,7 @@
 #include "analysis_internal.hpp"
 #include "tremor/estimators/interference.hpp"
 #include "tremor/estimators/intrinsic.hpp"
+#include "tremor/estimators/off_cpu.hpp"
 
 namespace tremor::analysis::detail {
 namespace {
@@ -68,6 +69,46 @@ std::vector<PrimaryGroup> split_by_previous_group(const RunAnalysis& analysis, s
   return result;
 }
 
+// Off-CPU time is measured when the work counter reads CPU time, in files that have it.
+bool off_cpu_measured(const RunData& run) {
+  return run.meta.schema_version >= 2 && run.meta.counter_source != "papi" && !run.detail.ranks.empty() &&
+         run.detail.segments == run.segments.size();
+}
+
+// Each segment is charged at least the off-CPU excess of its worst detail
+// rank (measured, docs/statistics-primary.md); returns the time this adds.
+double charge_off_cpu(const RunData& run, const std::vector<PrimaryGroup>& groups, RunAnalysis& analysis,
+                      std::vector<std::uint8_t>& interfered) {
+  const std::size_t rows = run.detail.ranks.size();
+  const std::size_t columns = run.detail.segments;
+  const auto& index = run.detail.global_index[tremor::index(Quantized::off_cpu_time)];
+  const BinTable& bins = run.global_bins[tremor::index(Quantized::off_cpu_time)];
+  double added = 0.0;
+  std::vector<double> cells;
+  for (const PrimaryGroup& group : groups) {
+    const std::size_t n = group.members.size();
+    cells.assign(rows * n, 0.0);
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t j = 0; j < n; ++j) {
+        const std::uint16_t bin = index[r * columns + group.members[j]];
+        cells[r * n + j] = bin < bins.size() ? bins[bin].rep() : 0.0;
+      }
+    }
+    const est::OffCpuGroup excess = est::off_cpu_excess(cells, rows, n);
+    analysis.off_cpu_excess_s += excess.total_excess_s;
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t segment = group.members[j];
+      const double measured = std::min(excess.excess_s[j], run.segments.duration_s[segment]);
+      if (measured > analysis.segment_lost_s[segment]) {
+        added += measured - analysis.segment_lost_s[segment];
+        analysis.segment_lost_s[segment] = measured;
+        interfered[segment] = 1;
+      }
+    }
+  }
+  return added;
+}
+
 }  // namespace
 
 std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& analysis) {
@@ -116,13 +157,20 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
     if (intrinsic_weight[g] > 0.0) analysis.groups[g].intrinsic_s /= intrinsic_weight[g];
   }
 
+  analysis.off_cpu_measured = off_cpu_measured(run);
+  const double off_cpu_added = analysis.off_cpu_measured ? charge_off_cpu(run, groups, analysis, interfered) : 0.0;
+  analysis.off_cpu_added_s = off_cpu_added;
+
   const double run_time = analysis.run_time_s;
   // Segment durations are maxima over ranks: the lost time cannot exceed the run.
-  const double lost = run_time > 0.0 ? std::min(estimate.total_lost, run_time) : estimate.total_lost;
+  const double total_lost = estimate.total_lost + off_cpu_added;
+  const double lost = run_time > 0.0 ? std::min(total_lost, run_time) : total_lost;
   std::mt19937_64 engine = engine_for(analysis.parameters.seed, kIntervalStream);
   const int replicas = std::clamp(analysis.parameters.replicas, 2, kMaxIntervalReplicas);
-  const est::LostInterval interval =
-      est::bootstrap_lost_interval(spans, estimate, engine, replicas, analysis.parameters.ci);
+  est::LostInterval interval = est::bootstrap_lost_interval(spans, estimate, engine, replicas, analysis.parameters.ci);
+  // The measured off-CPU time is not resampled: it shifts the interval.
+  interval.low += off_cpu_added;
+  interval.high += off_cpu_added;
   analysis.lost_percent = est::run_interference_percent(lost, run_time);
   analysis.lost_percent_low = std::min(analysis.lost_percent, est::run_interference_percent(interval.low, run_time));
   analysis.lost_percent_high =

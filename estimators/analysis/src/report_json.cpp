@@ -121,7 +121,10 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
                             {"delay_probability", number(analysis.delay_probability)},
                             {"relative_delay_mean", number(analysis.relative_delay_mean)},
                             {"unexplained_spread_ratio", number(analysis.unexplained_spread_ratio)},
-                            {"most_segments_delayed", analysis.most_segments_delayed}}
+                            {"most_segments_delayed", analysis.most_segments_delayed},
+                            {"off_cpu_measured", analysis.off_cpu_measured},
+                            {"off_cpu_excess_s", number(analysis.off_cpu_excess_s)},
+                            {"off_cpu_added_s", number(analysis.off_cpu_added_s)}}
                      : json(nullptr)},
       {"continuous_interference_percent", ok ? number(analysis.continuous_interference_percent) : json(nullptr)},
       {"class", ok ? json(estimators::to_string(analysis.interference_class)) : json(nullptr)},

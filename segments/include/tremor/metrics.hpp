@@ -37,6 +37,10 @@ inline constexpr std::array kFeatureMetrics = {
 inline constexpr std::size_t kQuantizedCount = kQuantizedMetrics.size();
 inline constexpr std::size_t kFeatureCount = kFeatureMetrics.size();
 
+// Quantized metrics that run files of schema version 1 do not have; the
+// reader gives them one bin of value 0 (docs/schema.md).
+inline constexpr std::array<Quantized, 1> kQuantizedAddedInSchema2 = {Quantized::off_cpu_time};
+
 constexpr std::size_t index(Quantized q) { return static_cast<std::size_t>(q); }
 constexpr std::size_t index(Feature f) { return static_cast<std::size_t>(f); }
 

@@ -14,7 +14,10 @@
 
 namespace tremor {
 
-inline constexpr int kSchemaVersion = 1;
+// 2: /bins, /detail and /totals gained off_cpu_time. Version 1 files are
+// still read (that metric as 0).
+inline constexpr int kSchemaVersion = 2;
+inline constexpr int kOldestReadableSchemaVersion = 1;
 
 // One quantizer bin (docs/statistics.md#quantization): the representative is sum/count, the
 // count-weighted mean; min and max keep the extremes for the EVT layer.

@@ -1,6 +1,6 @@
 // Per-process store of closed segments: one QuantizedColumn per quantized
 // metric, a dictionary of feature signatures, the closing call, and raw
-// (unquantized) totals. About 16 bytes per segment: 5 x 2-byte bin ids,
+// (unquantized) totals. About 18 bytes per segment: 6 x 2-byte bin ids,
 // a 4-byte signature index and a 2-byte call id (docs/schema.md).
 #pragma once
 #include <array>

@@ -25,7 +25,7 @@
 namespace tremor {
 
 inline constexpr std::array<char, 8> kSpillMagic{'T', 'R', 'E', 'M', 'S', 'P', 'I', 'L'};
-inline constexpr std::uint32_t kSpillVersion = 1;
+inline constexpr std::uint32_t kSpillVersion = 2;  // 2: records gained off_cpu_time
 inline constexpr std::string_view kSpillExtension = ".spill";
 inline constexpr std::size_t kSpillPrefixBytes = 32;
 inline constexpr std::size_t kSpillMaxTextBytes = 1 << 20;

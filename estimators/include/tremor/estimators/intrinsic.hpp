@@ -34,6 +34,9 @@ struct IntrinsicOptions {
   /// (0 turns this off). Clean runs measured 1.0-1.5, most segments delayed 4-25.
   double maximum_unexplained_spread_ratio = 3.0;
   double low_start_spread_quantile = 0.08;
+  /// The pooled clean spread is at least this many times the work's relative
+  /// spread; when most segments were delayed, at most maximum_unexplained_spread_ratio times.
+  double clean_spread_floor_in_work_spreads = 1.0;
   /// Floor of the pooled relative clean spread (timer resolution, bins).
   double minimum_relative_spread = 2e-4;
   /// The mean delay is at least this many clean spreads: smaller "delays"
@@ -69,6 +72,7 @@ struct IntrinsicEstimate {
   std::vector<std::vector<double>> probability;  ///< [group][member] posterior P(delayed)
   double total_lost = 0.0;
   double unexplained_spread_ratio = 0.0;  ///< duration spread / work spread (0: no work given)
+  double work_relative_spread = 0.0;      ///< the work's pooled relative spread (0: no work given)
   bool lower_start_chosen = false;        ///< the spread was read from the lowest values only
 };
 

@@ -115,6 +115,9 @@ struct RunAnalysis {
   double relative_delay_mean = 0.0;
   double unexplained_spread_ratio = 0.0;  // durations' spread / work's (0: no work column)
   bool most_segments_delayed = false;     // the clean spread was read from the lowest values only
+  bool off_cpu_measured = false;          // the run file has off-CPU time per segment and detail rank
+  double off_cpu_excess_s = 0.0;          // sum over segments of the worst detail rank's off-CPU excess
+  double off_cpu_added_s = 0.0;           // what it added to the lost time beyond the durations' evidence
   // The paper's figure: excess over median + 4 MAD in (cluster, signature) groups.
   double paper_mad4_percent = 0.0;
   std::vector<double> segment_mad4_impact_s;

@@ -1,0 +1,50 @@
+#include "tremor/estimators/off_cpu.hpp"
+
+#include <algorithm>
+#include <boost/math/special_functions/erf.hpp>
+#include <cmath>
+#include <numbers>
+
+namespace tremor::estimators {
+namespace {
+
+double normal_quantile(double probability) { return -std::numbers::sqrt2 * boost::math::erfc_inv(2.0 * probability); }
+
+double clean_value(double value) { return std::isfinite(value) && value > 0.0 ? value : 0.0; }
+
+// Quantile of sorted values (nearest rank).
+double quantile_of_sorted(const std::vector<double>& sorted, double q) {
+  const auto last = static_cast<double>(sorted.size() - 1);
+  return sorted[static_cast<std::size_t>(std::llround(std::clamp(q, 0.0, 1.0) * last))];
+}
+
+}  // namespace
+
+OffCpuGroup off_cpu_excess(std::span<const double> cells, std::size_t ranks, std::size_t segments,
+                           const OffCpuOptions& options) {
+  OffCpuGroup group;
+  if (ranks == 0 || segments == 0 || cells.size() < ranks * segments) return group;
+  std::vector<double> sorted(cells.begin(), cells.begin() + static_cast<std::ptrdiff_t>(ranks * segments));
+  for (double& value : sorted) value = clean_value(value);
+  std::sort(sorted.begin(), sorted.end());
+  // Clean cells are normal around the level: the two low quantiles give the
+  // spread, the upper one of them plus its normal score the level.
+  const double low = quantile_of_sorted(sorted, options.low_quantile);
+  const double high = quantile_of_sorted(sorted, options.clean_quantile);
+  const double z_low = normal_quantile(options.low_quantile);
+  const double z_high = normal_quantile(options.clean_quantile);
+  group.clean_spread_s = std::max(options.minimum_spread_s, (high - low) / (z_high - z_low));
+  group.clean_level_s = std::max(0.0, high - z_high * group.clean_spread_s);
+  const double threshold = group.clean_level_s + options.jitter_in_spreads * group.clean_spread_s;
+  group.excess_s.assign(segments, 0.0);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    for (std::size_t s = 0; s < segments; ++s) {
+      const double excess = clean_value(cells[r * segments + s]) - threshold;
+      group.excess_s[s] = std::max(group.excess_s[s], excess);
+    }
+  }
+  for (const double excess : group.excess_s) group.total_excess_s += excess;
+  return group;
+}
+
+}  // namespace tremor::estimators
