@@ -25,14 +25,20 @@ are not the application's and are left out. The wall clock is reported too:
 each run's excess over the median run time of the same program without
 injection (clean, checkpoint, io_clean), when that kind was run.
 
-usage: kinds_campaign.py --build BUILD_DIR [--kinds k1,k2] [--runs N] [--output DIR]
+usage: kinds_campaign.py --build BUILD_DIR [--kinds k1,k2] [--runs N] [--output DIR] [--plot]
+       [--workload NAME=COMMAND --flavour mpich|openmpi --np N [--launcher CMD]]
+With --workload, a real application replaces the demo (see
+scripts/campaigns/README.md, "Real applications from Debian"); kinds that
+change the demo's arguments are skipped, windows are placed at 30-65 % of its
+first clean run, delays scale with that run's mean segment time (APP_DELAYS),
+and the wall-clock reference is its clean runs.
 Writes DIR/runs.csv and DIR/summary.md (median |estimate − truth| per kind and
 method) and prints the summary.
 """
 import argparse
-import glob
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -65,7 +71,7 @@ KINDS = {
     # io_only's program without injection: its wall-clock reference.
     "io_clean": ({}, ["-n", "400", "-u", "2000", "-k", "10"]),
 }
-COLUMNS = ["kind", "run", "truth_percent", "wall_percent", "primary_percent", "primary_ci_low", "primary_ci_high",
+COLUMNS = ["workload", "kind", "run", "truth_percent", "wall_percent", "primary_percent", "primary_ci_low", "primary_ci_high",
            "mad4_percent", "run_time_s", "intrinsic_run_time_s", "class", "truth_class"]
 
 
@@ -77,8 +83,9 @@ def add_wall_clock(rows):
     it also holds the machine's own variation between runs."""
     for row in rows:
         settings, arguments = KINDS[row["kind"]]
-        references = [k for k, (s, a) in KINDS.items() if not s and a == arguments]
-        times = [r["run_time_s"] for r in rows if r["kind"] in references]
+        demo = row["workload"] == "bsp_demo"
+        references = [k for k, (s, a) in KINDS.items() if not s and (a == arguments or not demo)]
+        times = [r["run_time_s"] for r in rows if r["kind"] in references and r["workload"] == row["workload"]]
         row["wall_percent"] = (100.0 * (row["run_time_s"] - float(np.median(times))) / row["run_time_s"]
                                if times else "")
 
@@ -99,40 +106,70 @@ def injected_percent(h5):
     return 100.0 * critical / float(h5.attrs["run_time_s"])
 
 
-def run_once(build, kind, run, units, work):
-    settings, arguments = KINDS[kind]
-    out = os.path.join(work, f"{kind}-{run}")
-    os.makedirs(out)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TREMOR_")}
-    env.update(TREMOR_OUTPUT_DIR=out, TREMOR_REPORT="none", **settings)
-    preload = [os.path.join(build, "interpose", "libtremor-mpich.so")]
+# Kinds that change the demo's own arguments run only on the demo.
+DEMO_ONLY = {"checkpoint", "io_clean"}
+# Windows on a real application cover the same share of its run as on the
+# demo: from 30 % of its clean run time, for 35 % of it.
+WINDOW_START, WINDOW_LENGTH = 0.30, 0.35
+
+
+# On a real application the delays scale with its mean segment time (from
+# its first clean run), so each kind weighs on its run as on the demo's:
+# (mean delay, sd) in mean segment times, and the probability where it differs.
+APP_DELAYS = {"sparse": (2.0, 0.5, "0.05"), "most_p0.5": (0.3, 0.1, None), "most_p0.9": (0.3, 0.1, None),
+              "window": (0.5, 0.1, None)}
+
+
+def injection_settings(kind, clean):
+    """clean: None, or the first clean run's {"time_s", "segment_s"} (real applications only)."""
+    settings = dict(KINDS[kind][0])
+    if clean and kind == "window":
+        settings["TREMOR_INJECT_AFTER_S"] = f"{WINDOW_START * clean['time_s']:.3f}"
+        settings["TREMOR_INJECT_FOR_S"] = f"{WINDOW_LENGTH * clean['time_s']:.3f}"
+    if clean and kind in APP_DELAYS:
+        mean, sd, probability = APP_DELAYS[kind]
+        settings["TREMOR_INJECT_MEAN_US"] = str(max(1, round(mean * clean["segment_s"] * 1e6)))
+        settings["TREMOR_INJECT_SD_US"] = str(max(0, round(sd * clean["segment_s"] * 1e6)))
+        if probability:
+            settings["TREMOR_INJECT_PROBABILITY"] = probability
+    return settings
+
+
+def run_once(setup, kind, run, work):
+    """One run of `kind` on setup's workload; returns its row."""
+    out = os.path.join(work, f"{setup['name']}-{kind}-{run}")
+    settings = injection_settings(kind, setup.get("clean"))
+    env = {k: "" for k in os.environ if k.startswith("TREMOR_")}
+    env.update(settings)
+    preload = setup["profiler"]
     if settings:
         env["TREMOR_INJECT_SEED"] = str(11 + run)
-        preload.append(os.path.join(build, "injector", "libtremor-inject-mpich.so"))
-    env["LD_PRELOAD"] = " ".join(preload)
-    demo = os.path.join(build, "test", "integration", "bsp_demo")
-    subprocess.run(["mpiexec.mpich", "-n", "2", demo, *arguments, "-c", units, "-q", "-O", out], env=env,
-                   check=True, capture_output=True, timeout=600)
-    path = glob.glob(os.path.join(out, "*.h5"))[0]
+        preload += " " + setup["injector"]
+    if setup["command"] is None:  # the demo, with the kind's own arguments
+        command = [setup["demo"], *KINDS[kind][1], "-c", setup["units"], "-q", "-O", out]
+    else:
+        command = setup["command"]
+    _, path, _ = common.run_under_launcher(setup["launcher"], setup["np"], preload, command, env, out, 900)
     with h5py.File(path, "r") as h5:
         truth = injected_percent(h5)
-    tremor = os.path.join(build, "estimators", "tremor")
-    report = json.loads(subprocess.run([tremor, "analyze", "--json", path], capture_output=True, text=True,
+    report = json.loads(subprocess.run([setup["tremor"], "analyze", "--json", path], capture_output=True, text=True,
                                        check=True).stdout)
     low, high = report["lost_percent_ci"]
-    return {"kind": kind, "run": run, "truth_percent": truth, "primary_percent": report["lost_percent"],
-            "primary_ci_low": low, "primary_ci_high": high, "mad4_percent": report["paper_mad4_percent"],
-            "run_time_s": report["run_time_s"], "intrinsic_run_time_s": report["intrinsic_run_time_s"],
-            "class": report["class"], "truth_class": common.interference_class(truth)}
+    return {"workload": setup["name"], "kind": kind, "run": run, "truth_percent": truth,
+            "segments": report["segments"],
+            "primary_percent": report["lost_percent"], "primary_ci_low": low, "primary_ci_high": high,
+            "mad4_percent": report["paper_mad4_percent"], "run_time_s": report["run_time_s"],
+            "intrinsic_run_time_s": report["intrinsic_run_time_s"], "class": report["class"],
+            "truth_class": common.interference_class(truth)}
 
 
 def summarize(rows):
-    lines = ["| kind | runs | median truth % | median wall-clock % | median primary % | "
+    lines = ["| workload | kind | runs | median truth % | median wall-clock % | median primary % | "
              "median abs(primary - truth) pp | median abs(primary - wall) pp | "
              "median 4·MAD % | median abs(4·MAD - truth) pp | median accuracy (primary) | min accuracy (primary) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for kind in dict.fromkeys(r["kind"] for r in rows):
-        mine = [r for r in rows if r["kind"] == kind]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for workload, kind in dict.fromkeys((r["workload"], r["kind"]) for r in rows):
+        mine = [r for r in rows if r["kind"] == kind and r["workload"] == workload]
         truth = np.array([r["truth_percent"] for r in mine])
         primary = np.array([r["primary_percent"] for r in mine])
         mad4 = np.array([r["mad4_percent"] for r in mine])
@@ -143,44 +180,103 @@ def summarize(rows):
         wall_error = f"{np.median(abs(wall_primary - wall)):.2f}" if walls else "-"
         accuracy = np.array([1.0 - abs(common.probability_high(t) - common.probability_high(p))
                              for t, p in zip(truth, primary)])
-        lines.append(f"| {kind} | {len(mine)} | {np.median(truth):.2f} | {wall_text} | {np.median(primary):.2f} | "
+        lines.append(f"| {workload} | {kind} | {len(mine)} | {np.median(truth):.2f} | {wall_text} | {np.median(primary):.2f} | "
                      f"{np.median(abs(primary - truth)):.2f} | {wall_error} | {np.median(mad4):.2f} | "
                      f"{np.median(abs(mad4 - truth)):.2f} | {np.median(accuracy):.3f} | {accuracy.min():.3f} |")
     return "\n".join(lines) + "\n"
 
 
+def plot(rows, path):
+    """Per workload and kind: median truth, wall clock, primary and 4·MAD, with each run's primary as dots."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    keys = list(dict.fromkeys((r["workload"], r["kind"]) for r in rows))
+    figure, axes = plt.subplots(figsize=(max(6.0, 0.9 * len(keys) + 2.0), 4.2))
+    series = [("truth_percent", "injected truth", "#444444"), ("wall_percent", "wall clock", "#999999"),
+              ("primary_percent", "primary estimate", "#1f77b4"), ("mad4_percent", "paper's 4·MAD", "#ff7f0e")]
+    width = 0.2
+    for i, (column, label, colour) in enumerate(series):
+        heights = []
+        for workload, kind in keys:
+            values = [float(r[column]) for r in rows if (r["workload"], r["kind"]) == (workload, kind)
+                      and r[column] != ""]
+            heights.append(float(np.median(values)) if values else 0.0)
+        positions = np.arange(len(keys)) + (i - 1.5) * width
+        axes.bar(positions, heights, width, label=label, color=colour)
+        if column == "primary_percent":
+            for j, key in enumerate(keys):
+                dots = [float(r[column]) for r in rows if (r["workload"], r["kind"]) == key]
+                axes.plot([positions[j]] * len(dots), dots, ".", color="black", markersize=3)
+    axes.set_xticks(np.arange(len(keys)))
+    axes.set_xticklabels([f"{w}\n{k}" for w, k in keys], fontsize=7)
+    axes.set_ylabel("% of the run lost")
+    axes.legend(fontsize=7)
+    axes.set_title("Lost time by kind of interference: truth, wall clock, primary estimate, 4·MAD", fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--build", required=True, help="an MPICH build directory (scripts/build.sh mpich)")
+    parser.add_argument("--build", required=True, help="a build directory (scripts/build.sh mpich|openmpi)")
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--output", default="kinds-campaign")
+    parser.add_argument("--workload", help="NAME=COMMAND: a real application instead of the bundled demo "
+                        "(its demo-only kinds are skipped)")
+    parser.add_argument("--launcher", default=None, help="default: mpiexec.mpich (mpirun.openmpi ... for openmpi)")
+    parser.add_argument("--np", type=int, default=2)
+    parser.add_argument("--flavour", choices=("mpich", "openmpi"), default="mpich")
+    parser.add_argument("--plot", action="store_true", help="also write kinds.png")
+    parser.add_argument("--keep", metavar="DIR", help="keep every run's files in DIR (for re-scoring)")
     args = parser.parse_args()
     build = os.path.abspath(args.build)
     kinds = args.kinds.split(",")
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
         parser.error(f"unknown kinds {unknown}; choose from {list(KINDS)}")
-    demo = os.path.join(build, "test", "integration", "bsp_demo")
-    units = subprocess.run([demo, "-P"], capture_output=True, text=True, check=True).stdout.split()[-1]
+    launcher = args.launcher or ("mpiexec.mpich" if args.flavour == "mpich" else
+                                 "mpirun.openmpi --oversubscribe --allow-run-as-root --bind-to none")
+    setup = {"launcher": launcher, "np": args.np, "tremor": os.path.join(build, "estimators", "tremor"),
+             "profiler": os.path.join(build, "interpose", f"libtremor-{args.flavour}.so"),
+             "injector": os.path.join(build, "injector", f"libtremor-inject-{args.flavour}.so")}
+    if args.workload:
+        name, _, command = args.workload.partition("=")
+        setup.update(name=name, command=shlex.split(command))
+        kinds = [k for k in kinds if k not in DEMO_ONLY]
+    else:
+        demo = os.path.join(build, "test", "integration", "bsp_demo")
+        units = subprocess.run([demo, "-P"], capture_output=True, text=True, check=True).stdout.split()[-1]
+        setup.update(name="bsp_demo", command=None, demo=demo, units=units)
+    if "clean" in kinds:  # first in every round: its run time places the windows
+        kinds = ["clean"] + [k for k in kinds if k != "clean"]
     os.makedirs(args.output, exist_ok=True)
-    work = tempfile.mkdtemp(prefix="tremor-kinds-")
+    work = os.path.abspath(args.keep) if args.keep else tempfile.mkdtemp(prefix="tremor-kinds-")
+    os.makedirs(work, exist_ok=True)
     rows = []
     try:
         for run in range(args.runs):  # kinds interleaved, so a drift of the machine's load hits them alike
             for kind in kinds:
-                row = run_once(build, kind, run, units, work)
+                row = run_once(setup, kind, run, work)
                 rows.append(row)
-                print(f"{kind:11s} run {run}: truth {row['truth_percent']:6.2f} %  primary "
+                if kind == "clean" and "clean" not in setup and setup["command"] is not None:
+                    setup["clean"] = {"time_s": row["run_time_s"],
+                                      "segment_s": row["run_time_s"] / max(1, row["segments"])}
+                print(f"{setup['name']} {kind:11s} run {run}: truth {row['truth_percent']:6.2f} %  primary "
                       f"{row['primary_percent']:6.2f} % [{row['primary_ci_low']:.2f}, {row['primary_ci_high']:.2f}]  "
                       f"4·MAD {row['mad4_percent']:6.2f} %  run {row['run_time_s']:.3f} s", flush=True)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
     add_wall_clock(rows)
     common.write_csv(os.path.join(args.output, "runs.csv"), rows, COLUMNS)
     summary = summarize(rows)
     with open(os.path.join(args.output, "summary.md"), "w") as handle:
         handle.write(summary)
+    if args.plot:
+        plot(rows, os.path.join(args.output, "kinds.png"))
     print(summary)
 
 

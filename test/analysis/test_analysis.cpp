@@ -156,6 +156,24 @@ TEST_CASE("most segments of a group delayed: the primary estimate keeps its anch
   CHECK(result.paper_mad4_percent < 0.5 * truth);  // median and MAD moved with the delays
 }
 
+TEST_CASE("delays inside the closing collective are measured by its least wait", "[analysis]") {
+  // Half the segments 2 ms late, the delay spent inside the closing collective
+  // by every rank (the collective's least wait over ranks).
+  SyntheticSpec spec;
+  spec.groups = {SyntheticGroup{1e6, 0.010, 100}};
+  for (std::size_t s = 0; s < 100; s += 2) spec.delays.push_back({s, 0.002, 1});
+  RunData run = tremor::test::synthetic_run(spec);
+  for (std::size_t s = 0; s < 100; ++s) run.segments.late_wait_s[s] = (s % 2 == 0 ? 0.002 : 0.0) + 2e-6;
+  const RunAnalysis measured = analyze_run(run, quick_parameters());
+  REQUIRE(measured.estimate_possible);
+  CHECK(measured.boundary_excess_s == Approx(50 * 0.002).epsilon(0.02));
+  const double truth = 100.0 * 50 * 0.002 / run.meta.run_time_s;
+  CHECK(measured.lost_percent == Approx(truth).margin(0.5));
+  // The collective at its own latency throughout: nothing measured.
+  for (double& wait : run.segments.late_wait_s) wait = 2e-6;
+  CHECK(analyze_run(run, quick_parameters()).boundary_excess_s < 1e-6);
+}
+
 TEST_CASE("a slow iteration after every checkpoint is intrinsic, not interference", "[analysis]") {
   // Every 10th segment writes a checkpoint (its own signature); the segment
   // after it is 30 % slower in every run, at the same place in the cycle.

@@ -9,7 +9,7 @@
 #include "analysis_internal.hpp"
 #include "tremor/estimators/interference.hpp"
 #include "tremor/estimators/intrinsic.hpp"
-#include "tremor/estimators/off_cpu.hpp"
+#include "tremor/estimators/measured_delay.hpp"
 
 namespace tremor::analysis::detail {
 namespace {
@@ -75,30 +75,50 @@ bool off_cpu_measured(const RunData& run) {
          run.detail.segments == run.segments.size();
 }
 
-// Each segment is charged at least the off-CPU excess of its worst detail
-// rank (measured, docs/statistics-primary.md); returns the time this adds.
-double charge_off_cpu(const RunData& run, const std::vector<PrimaryGroup>& groups, RunAnalysis& analysis,
-                      std::vector<std::uint8_t>& interfered) {
+// Per member of the group: the worst detail rank's off-CPU excess.
+est::MeasuredDelayGroup off_cpu_excess(const RunData& run, const PrimaryGroup& group) {
   const std::size_t rows = run.detail.ranks.size();
   const std::size_t columns = run.detail.segments;
   const auto& index = run.detail.global_index[tremor::index(Quantized::off_cpu_time)];
   const BinTable& bins = run.global_bins[tremor::index(Quantized::off_cpu_time)];
-  double added = 0.0;
-  std::vector<double> cells;
-  for (const PrimaryGroup& group : groups) {
-    const std::size_t n = group.members.size();
-    cells.assign(rows * n, 0.0);
-    for (std::size_t r = 0; r < rows; ++r) {
-      for (std::size_t j = 0; j < n; ++j) {
-        const std::uint16_t bin = index[r * columns + group.members[j]];
-        cells[r * n + j] = bin < bins.size() ? bins[bin].rep() : 0.0;
-      }
-    }
-    const est::OffCpuGroup excess = est::off_cpu_excess(cells, rows, n);
-    analysis.off_cpu_excess_s += excess.total_excess_s;
+  const std::size_t n = group.members.size();
+  std::vector<double> cells(rows * n, 0.0);
+  for (std::size_t r = 0; r < rows; ++r) {
     for (std::size_t j = 0; j < n; ++j) {
+      const std::uint16_t bin = index[r * columns + group.members[j]];
+      cells[r * n + j] = bin < bins.size() ? bins[bin].rep() : 0.0;
+    }
+  }
+  return est::measured_excess(cells, rows, n);
+}
+
+// Per member: the least wait in the closing collective above its clean latency.
+est::MeasuredDelayGroup boundary_excess(const RunData& run, const PrimaryGroup& group) {
+  std::vector<double> cells;
+  cells.reserve(group.members.size());
+  for (const std::size_t segment : group.members) {
+    cells.push_back(segment < run.segments.late_wait_s.size() ? run.segments.late_wait_s[segment] : 0.0);
+  }
+  return est::measured_excess(cells, 1, cells.size());
+}
+
+// Each segment is charged at least its measured delay: the off-CPU excess of
+// its worst detail rank plus the collective's excess (two disjoint parts of
+// the segment). Returns the time this adds to the posterior delays.
+double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& groups, RunAnalysis& analysis,
+                       std::vector<std::uint8_t>& interfered) {
+  double added = 0.0;
+  for (const PrimaryGroup& group : groups) {
+    const est::MeasuredDelayGroup off_cpu =
+        analysis.off_cpu_measured ? off_cpu_excess(run, group) : est::MeasuredDelayGroup{};
+    const est::MeasuredDelayGroup boundary = boundary_excess(run, group);
+    analysis.off_cpu_excess_s += off_cpu.total_excess_s;
+    analysis.boundary_excess_s += boundary.total_excess_s;
+    for (std::size_t j = 0; j < group.members.size(); ++j) {
       const std::size_t segment = group.members[j];
-      const double measured = std::min(excess.excess_s[j], run.segments.duration_s[segment]);
+      const double off = off_cpu.excess_s.empty() ? 0.0 : off_cpu.excess_s[j];
+      const double late = boundary.excess_s.empty() ? 0.0 : boundary.excess_s[j];
+      const double measured = std::min(off + late, run.segments.duration_s[segment]);
       if (measured > analysis.segment_lost_s[segment]) {
         added += measured - analysis.segment_lost_s[segment];
         analysis.segment_lost_s[segment] = measured;
@@ -158,19 +178,19 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   }
 
   analysis.off_cpu_measured = off_cpu_measured(run);
-  const double off_cpu_added = analysis.off_cpu_measured ? charge_off_cpu(run, groups, analysis, interfered) : 0.0;
-  analysis.off_cpu_added_s = off_cpu_added;
+  const double measured_added = charge_measured(run, groups, analysis, interfered);
+  analysis.measured_added_s = measured_added;
 
   const double run_time = analysis.run_time_s;
   // Segment durations are maxima over ranks: the lost time cannot exceed the run.
-  const double total_lost = estimate.total_lost + off_cpu_added;
+  const double total_lost = estimate.total_lost + measured_added;
   const double lost = run_time > 0.0 ? std::min(total_lost, run_time) : total_lost;
   std::mt19937_64 engine = engine_for(analysis.parameters.seed, kIntervalStream);
   const int replicas = std::clamp(analysis.parameters.replicas, 2, kMaxIntervalReplicas);
   est::LostInterval interval = est::bootstrap_lost_interval(spans, estimate, engine, replicas, analysis.parameters.ci);
   // The measured off-CPU time is not resampled: it shifts the interval.
-  interval.low += off_cpu_added;
-  interval.high += off_cpu_added;
+  interval.low += measured_added;
+  interval.high += measured_added;
   analysis.lost_percent = est::run_interference_percent(lost, run_time);
   analysis.lost_percent_low = std::min(analysis.lost_percent, est::run_interference_percent(interval.low, run_time));
   analysis.lost_percent_high =

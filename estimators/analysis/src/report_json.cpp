@@ -124,7 +124,8 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
                             {"most_segments_delayed", analysis.most_segments_delayed},
                             {"off_cpu_measured", analysis.off_cpu_measured},
                             {"off_cpu_excess_s", number(analysis.off_cpu_excess_s)},
-                            {"off_cpu_added_s", number(analysis.off_cpu_added_s)}}
+                            {"boundary_excess_s", number(analysis.boundary_excess_s)},
+                            {"measured_added_s", number(analysis.measured_added_s)}}
                      : json(nullptr)},
       {"continuous_interference_percent", ok ? number(analysis.continuous_interference_percent) : json(nullptr)},
       {"class", ok ? json(estimators::to_string(analysis.interference_class)) : json(nullptr)},

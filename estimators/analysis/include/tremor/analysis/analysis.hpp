@@ -117,7 +117,8 @@ struct RunAnalysis {
   bool most_segments_delayed = false;     // the clean spread was read from the lowest values only
   bool off_cpu_measured = false;          // the run file has off-CPU time per segment and detail rank
   double off_cpu_excess_s = 0.0;          // sum over segments of the worst detail rank's off-CPU excess
-  double off_cpu_added_s = 0.0;           // what it added to the lost time beyond the durations' evidence
+  double boundary_excess_s = 0.0;         // sum over segments of the collective's least wait above its latency
+  double measured_added_s = 0.0;          // what both added to the lost time beyond the durations' evidence
   // The paper's figure: excess over median + 4 MAD in (cluster, signature) groups.
   double paper_mad4_percent = 0.0;
   std::vector<double> segment_mad4_impact_s;

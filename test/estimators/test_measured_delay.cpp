@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "tremor/estimators/off_cpu.hpp"
+#include "tremor/estimators/measured_delay.hpp"
 
 using namespace tremor::estimators;
 
@@ -33,7 +33,7 @@ std::vector<double> cells(std::uint64_t seed, std::size_t ranks, std::size_t seg
 TEST_CASE("off-CPU: one slow rank of two is charged its excess on every segment", "[off_cpu]") {
   const std::size_t segments = 200;
   const auto values = cells(1, 2, segments, 0.0, 1e-6, 1, 800e-6);
-  const OffCpuGroup group = off_cpu_excess(values, 2, segments);
+  const MeasuredDelayGroup group = measured_excess(values, 2, segments);
   REQUIRE(group.excess_s.size() == segments);
   CHECK(group.clean_level_s < 5e-6);
   // 800 us per segment, less the jitter allowance (3 spreads of at least 2 us).
@@ -44,10 +44,10 @@ TEST_CASE("off-CPU: one slow rank of two is charged its excess on every segment"
 TEST_CASE("off-CPU: clean jitter and an application's own sleep charge about nothing", "[off_cpu]") {
   for (const std::uint64_t seed : {2u, 3u, 4u}) {
     // A busy code: a few microseconds off the CPU.
-    const OffCpuGroup busy = off_cpu_excess(cells(seed, 4, 500, 2e-6, 1e-6), 4, 500);
+    const MeasuredDelayGroup busy = measured_excess(cells(seed, 4, 500, 2e-6, 1e-6), 4, 500);
     CHECK(busy.total_excess_s < 500 * 1e-6);
     // A code that sleeps 2 ms +- 20 us per segment on purpose.
-    const OffCpuGroup sleeping = off_cpu_excess(cells(seed, 4, 500, 2e-3, 20e-6), 4, 500);
+    const MeasuredDelayGroup sleeping = measured_excess(cells(seed, 4, 500, 2e-3, 20e-6), 4, 500);
     CHECK(sleeping.clean_level_s == Approx(2e-3).epsilon(0.02));
     CHECK(sleeping.total_excess_s < 500 * 5e-6);
   }
@@ -56,17 +56,17 @@ TEST_CASE("off-CPU: clean jitter and an application's own sleep charge about not
 TEST_CASE("off-CPU: a sleeping code with one rank stolen from charges the theft", "[off_cpu]") {
   auto values = cells(5, 4, 100, 2e-3, 20e-6);
   values[2 * 100 + 40] += 5e-3;  // rank 2, segment 40: 5 ms descheduled
-  const OffCpuGroup group = off_cpu_excess(values, 4, 100);
+  const MeasuredDelayGroup group = measured_excess(values, 4, 100);
   CHECK(group.excess_s[40] == Approx(5e-3).epsilon(0.05));
   CHECK(group.total_excess_s == Approx(5e-3).epsilon(0.1));
 }
 
 TEST_CASE("off-CPU: degenerate input", "[off_cpu]") {
-  CHECK(off_cpu_excess({}, 0, 0).excess_s.empty());
+  CHECK(measured_excess({}, 0, 0).excess_s.empty());
   const std::vector<double> short_input = {1.0, 2.0};
-  CHECK(off_cpu_excess(short_input, 2, 5).excess_s.empty());  // fewer cells than ranks x segments
+  CHECK(measured_excess(short_input, 2, 5).excess_s.empty());  // fewer cells than ranks x segments
   const std::vector<double> bad = {-1.0, std::nan(""), 1e-3, 0.0};
-  const OffCpuGroup group = off_cpu_excess(bad, 1, 4);
+  const MeasuredDelayGroup group = measured_excess(bad, 1, 4);
   REQUIRE(group.excess_s.size() == 4);
   CHECK(group.excess_s[0] == 0.0);
   CHECK(group.excess_s[1] == 0.0);

@@ -1,4 +1,4 @@
-#include "tremor/estimators/off_cpu.hpp"
+#include "tremor/estimators/measured_delay.hpp"
 
 #include <algorithm>
 #include <boost/math/special_functions/erf.hpp>
@@ -20,9 +20,9 @@ double quantile_of_sorted(const std::vector<double>& sorted, double q) {
 
 }  // namespace
 
-OffCpuGroup off_cpu_excess(std::span<const double> cells, std::size_t ranks, std::size_t segments,
-                           const OffCpuOptions& options) {
-  OffCpuGroup group;
+MeasuredDelayGroup measured_excess(std::span<const double> cells, std::size_t ranks, std::size_t segments,
+                           const MeasuredDelayOptions& options) {
+  MeasuredDelayGroup group;
   if (ranks == 0 || segments == 0 || cells.size() < ranks * segments) return group;
   std::vector<double> sorted(cells.begin(), cells.begin() + static_cast<std::ptrdiff_t>(ranks * segments));
   for (double& value : sorted) value = clean_value(value);
