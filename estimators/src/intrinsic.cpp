@@ -255,7 +255,11 @@ WorkSpread work_spread(const std::vector<std::vector<double>>& sorted, std::span
 
 // sigma_floor and sigma_cap bound the pooled clean spread (from the work's spread).
 ModelFit fit_model(const std::vector<std::vector<double>>& sorted, const std::vector<std::vector<double>>& samples,
-                   const IntrinsicOptions& options, double sigma_floor, double sigma_cap) {
+                   const IntrinsicOptions& options, double sigma_floor, double sigma_cap,
+                   std::span<const double> baseline_floor) {
+  auto floored = [&](std::size_t g, double baseline) {
+    return g < baseline_floor.size() && baseline_floor[g] > baseline ? baseline_floor[g] : baseline;
+  };
   const std::size_t group_count = sorted.size();
   ModelFit fit;
   fit.share.assign(group_count, 0.0);
@@ -273,7 +277,7 @@ ModelFit fit_model(const std::vector<std::vector<double>>& sorted, const std::ve
                        std::max(options.minimum_relative_spread, sigma_cap));
     residuals.clear();
     for (std::size_t g = 0; g < group_count; ++g) {
-      const double baseline = anchored_baseline(sorted[g], sigma, fit.share[g], options);
+      const double baseline = floored(g, anchored_baseline(sorted[g], sigma, fit.share[g], options));
       fit.baseline[g] = baseline;
       if (samples[g].empty() || !(baseline > 0.0)) continue;
       const double weight = static_cast<double>(sorted[g].size()) / static_cast<double>(samples[g].size());
@@ -286,7 +290,8 @@ ModelFit fit_model(const std::vector<std::vector<double>>& sorted, const std::ve
     mixture = fit_mixture(residuals, sigma, std::max(sigma, sigma_cap), options);
     sigma = mixture.sigma;
     for (std::size_t g = 0; g < group_count; ++g) {
-      if (options.fit_clean_spread) fit.baseline[g] = anchored_baseline(sorted[g], sigma, fit.share[g], options);
+      if (options.fit_clean_spread)
+        fit.baseline[g] = floored(g, anchored_baseline(sorted[g], sigma, fit.share[g], options));
       const double baseline = fit.baseline[g];
       if (samples[g].empty() || !(baseline > 0.0)) continue;
       double probability = 0.0;
@@ -303,7 +308,8 @@ ModelFit fit_model(const std::vector<std::vector<double>>& sorted, const std::ve
 }  // namespace
 
 IntrinsicEstimate estimate_intrinsic(std::span<const std::span<const double>> groups, const IntrinsicOptions& options,
-                                     std::span<const std::span<const double>> work) {
+                                     std::span<const std::span<const double>> work,
+                                     std::span<const double> baseline_floor) {
   IntrinsicEstimate estimate;
   const std::size_t group_count = groups.size();
   estimate.groups.resize(group_count);
@@ -329,10 +335,11 @@ IntrinsicEstimate estimate_intrinsic(std::span<const std::span<const double>> gr
   if (options.low_start_spread_quantile > 0.0 && spread.ratio > options.maximum_unexplained_spread_ratio) {
     IntrinsicOptions low_start = options;
     low_start.spread_quantile = options.low_start_spread_quantile;
-    fit = fit_model(sorted, samples, low_start, floor, options.maximum_unexplained_spread_ratio * spread.work);
+    fit = fit_model(sorted, samples, low_start, floor, options.maximum_unexplained_spread_ratio * spread.work,
+                    baseline_floor);
     estimate.lower_start_chosen = true;
   } else {
-    fit = fit_model(sorted, samples, options, floor, kNoCap);
+    fit = fit_model(sorted, samples, options, floor, kNoCap, baseline_floor);
   }
   const double sigma = fit.sigma;
   const MixtureFit& mixture = fit.mixture;

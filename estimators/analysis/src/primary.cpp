@@ -152,8 +152,21 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   }
   const std::vector<std::span<const double>> spans(durations.begin(), durations.end());
   const std::vector<std::span<const double>> work_spans(work.begin(), work.end());
-  const est::IntrinsicEstimate estimate =
-      est::estimate_intrinsic(spans, {}, has_work ? std::span(work_spans) : std::span<const std::span<const double>>{});
+  // With the CPU-time counter (work in ns) a clean segment lasts at least its
+  // work: the median work of each group floors its intrinsic duration.
+  std::vector<double> baseline_floor;
+  if (has_work && run.meta.counter_source != "papi" && run.meta.counter_unit == "ns") {
+    for (std::vector<double> values : work) {
+      if (values.empty()) {
+        baseline_floor.push_back(0.0);
+        continue;
+      }
+      std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
+      baseline_floor.push_back(1e-9 * values[values.size() / 2]);
+    }
+  }
+  const est::IntrinsicEstimate estimate = est::estimate_intrinsic(
+      spans, {}, has_work ? std::span(work_spans) : std::span<const std::span<const double>>{}, baseline_floor);
   analysis.unexplained_spread_ratio = estimate.unexplained_spread_ratio;
   analysis.most_segments_delayed = estimate.lower_start_chosen;
   analysis.clean_relative_spread = estimate.relative_spread;

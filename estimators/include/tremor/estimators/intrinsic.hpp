@@ -85,9 +85,13 @@ double blom_normal_score(std::size_t i, std::size_t n);
 /// ignored for the fit and charged nothing.
 /// `work`, when given, holds each group's work values (any unit) in the same
 /// shape: it tells whether the durations' spread is clean jitter.
+/// `baseline_floor`, when given, is per group the least intrinsic duration
+/// possible (s): the CPU time a clean segment must spend (a segment cannot
+/// take less wall time than the CPU time in it).
 IntrinsicEstimate estimate_intrinsic(std::span<const std::span<const double>> groups,
                                      const IntrinsicOptions& options = {},
-                                     std::span<const std::span<const double>> work = {});
+                                     std::span<const std::span<const double>> work = {},
+                                     std::span<const double> baseline_floor = {});
 
 /// Posterior of one relative residual r = x / mu - 1 under the pooled model.
 struct SegmentPosterior {
