@@ -72,7 +72,8 @@ KINDS = {
     "io_clean": ({}, ["-n", "400", "-u", "2000", "-k", "10"]),
 }
 COLUMNS = ["workload", "kind", "run", "truth_percent", "wall_percent", "primary_percent", "primary_ci_low", "primary_ci_high",
-           "mad4_percent", "run_time_s", "intrinsic_run_time_s", "class", "truth_class"]
+           "mad4_percent", "run_time_s", "intrinsic_run_time_s", "class", "truth_class", "lost_compute_percent",
+           "lost_mpi_percent", "lost_io_percent"]
 
 
 def add_wall_clock(rows):
@@ -155,7 +156,10 @@ def run_once(setup, kind, run, work):
     report = json.loads(subprocess.run([setup["tremor"], "analyze", "--json", path], capture_output=True, text=True,
                                        check=True).stdout)
     low, high = report["lost_percent_ci"]
-    return {"workload": setup["name"], "kind": kind, "run": run, "truth_percent": truth,
+    lost_parts = ((report.get("diagnosis") or {}).get("components") or {}).get("lost") or {}
+    return {"lost_compute_percent": lost_parts.get("compute", ""), "lost_mpi_percent": lost_parts.get("mpi", ""),
+            "lost_io_percent": lost_parts.get("io", ""),
+            "workload": setup["name"], "kind": kind, "run": run, "truth_percent": truth,
             "segments": report["segments"],
             "primary_percent": report["lost_percent"], "primary_ci_low": low, "primary_ci_high": high,
             "mad4_percent": report["paper_mad4_percent"], "run_time_s": report["run_time_s"],

@@ -13,7 +13,9 @@ measures 0 and 0 <= measured <= raw for every run; accuracy follows its
 definition; summary.csv/.md and both PNG plots exist.
 kinds: runs.csv has --runs rows per kind; every injected kind's primary
 estimate is within KIND_TOLERANCE_PP of its injected critical path (which is
-above 5 %); clean runs read below CLEAN_CEILING_PERCENT; summary.md exists.
+above 2 %) and puts at least a given share of its lost time in the component
+the delays sit in (EXPECTED_COMPONENT); clean runs read below
+CLEAN_CEILING_PERCENT; summary.md exists.
 A kind that misses is measured again (the machine's own load moves single
 runs); a broken estimator misses every attempt.
 scale: predictions exist at every requested size, are finite with
@@ -127,6 +129,12 @@ def check_interference(out, argv):
 # estimators miss by far more: reading "most segments" as clean gives ~24 pp.
 KIND_TOLERANCE_PP = 5.0
 CLEAN_CEILING_PERCENT = 5.0
+# diagnosis.components: the component the injected delays sit in, and the
+# least share of the lost time it must get (the target for I/O is 80 %; MPI
+# kinds also charge some compute jitter of the delayed segments).
+EXPECTED_COMPONENT = {"sparse": ("mpi", 0.6), "most_p0.9": ("mpi", 0.6), "window": ("mpi", 0.6),
+                      "io_only": ("io", 0.8)}
+IO_SIDE_EFFECT_PP = 8.0
 
 
 class KindMissed(Exception):
@@ -152,10 +160,22 @@ def check_kinds(out, argv):
                 if primary > CLEAN_CEILING_PERCENT:
                     missed.append(f"{kind} read {primary:.2f} % (ceiling {CLEAN_CEILING_PERCENT} %)")
             else:
-                if truth <= 5.0:
-                    fail(f"{kind}: the injected critical path is only {truth:.2f} %")
-                if abs(primary - truth) > KIND_TOLERANCE_PP:
+                if truth <= 2.0:  # a random draw can plant little (sparse: 2 % of 400 collectives)
+                    missed.append(f"{kind}: the injected critical path is only {truth:.2f} %")
+                    continue
+                # A delayed checkpoint write also slows the segments after it: the
+                # run loses more than the injector logs (the demo's wall clock
+                # measured 6 pp more), so I/O delays may read up to that much high.
+                above = IO_SIDE_EFFECT_PP if kind == "io_only" else 0.0
+                if not truth - KIND_TOLERANCE_PP <= primary <= truth + KIND_TOLERANCE_PP + above:
                     missed.append(f"{kind} read {primary:.2f} % against a truth of {truth:.2f} %")
+                # What lost the time: delays inside MPI calls are MPI, inside file calls I/O.
+                parts = {k: float(r[f"lost_{k}_percent"]) for k in ("compute", "mpi", "io")}
+                expected, share = EXPECTED_COMPONENT.get(kind, (None, 0.0))
+                total = sum(parts.values())
+                if expected and total > 0 and parts[expected] < share * total:
+                    missed.append(f"{kind}: {parts[expected]:.1f} of {total:.1f} % lost put in {expected}, "
+                                  f"expected at least {share:.0%}")
     if not os.path.exists(os.path.join(out, "summary.md")):
         fail("summary.md was not written")
     if missed:

@@ -280,8 +280,9 @@ std::vector<EnvironmentDifference> compare_environment(const std::vector<Compare
   std::vector<EnvironmentDifference> result;
   for (auto& [field, values] : rows) {
     values.resize(runs.size(), "(absent)");
+    const std::string& first = values.front();  // clang cannot capture a structured binding
     const bool differs =
-        std::any_of(values.begin(), values.end(), [&](const std::string& value) { return value != values.front(); });
+        std::any_of(values.begin(), values.end(), [&first](const std::string& value) { return value != first; });
     if (differs) result.push_back({field, std::move(values)});
   }
   return result;
