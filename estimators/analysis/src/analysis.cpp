@@ -314,7 +314,6 @@ RunAnalysis analyze_run(const RunData& run, const AnalysisParameters& parameters
   analysis.estimate_possible = analysis.no_estimate_reason.empty();
   if (analysis.estimate_possible) {
     localize_stragglers(run, analysis);
-    detail::split_components(run, analysis);
     detail::fit_groups_and_predict(run, analysis);
   }
   add_warnings(run, analysis);

@@ -23,10 +23,6 @@ std::vector<double> quantile_subsample(std::vector<double> values, std::size_t l
 // per segment whether it was more likely delayed than not.
 std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& analysis);
 
-// Run and lost time split into compute, MPI and I/O (components.cpp); needs
-// the headline's per-segment charges.
-void split_components(const RunData& run, RunAnalysis& analysis);
-
 // GEV fits and run-time predictions for the usable groups (predictions.cpp).
 void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis);
 

@@ -87,19 +87,6 @@ json predictions_json(const RunAnalysis& analysis) {
   return predictions;
 }
 
-json component_json(const ComponentPercents& percents) {
-  return {{"compute", number(percents.compute)}, {"mpi", number(percents.mpi)}, {"io", number(percents.io)}};
-}
-
-// diagnosis: what lost the time (docs/report.md).
-json diagnosis_json(const RunAnalysis& analysis) {
-  const ComponentSplit& split = analysis.components;
-  json components = {{"run", split.run_available ? component_json(split.run) : json(nullptr)},
-                     {"lost", split.lost_available ? component_json(split.lost) : json(nullptr)},
-                     {"lost_unattributed", split.lost_available ? number(split.lost_unattributed) : json(nullptr)}};
-  return {{"components", std::move(components)}};
-}
-
 }  // namespace
 
 json report_json(const RunData& run, const RunAnalysis& analysis, const std::string& output_file) {
@@ -140,7 +127,6 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
                             {"boundary_excess_s", number(analysis.boundary_excess_s)},
                             {"measured_added_s", number(analysis.measured_added_s)}}
                      : json(nullptr)},
-      {"diagnosis", ok ? diagnosis_json(analysis) : json(nullptr)},
       {"continuous_interference_percent", ok ? number(analysis.continuous_interference_percent) : json(nullptr)},
       {"class", ok ? json(estimators::to_string(analysis.interference_class)) : json(nullptr)},
       {"probability_high", ok ? number(analysis.probability_high) : json(nullptr)},

@@ -150,21 +150,6 @@ void stragglers(std::ostringstream& out, const RunAnalysis& analysis) {
   }
 }
 
-// What the time went to: the run, and the lost time by the late rank's component that grew.
-void components(std::ostringstream& out, const RunAnalysis& analysis) {
-  const ComponentSplit& split = analysis.components;
-  if (!split.run_available) return;
-  out << '\n';
-  out << format("Time by component (%% of run):  compute %5.1f  MPI %5.1f  I/O %5.1f\n", split.run.compute,
-                split.run.mpi, split.run.io);
-  if (split.lost_available) {
-    out << format("Lost time by component:         compute %5.1f  MPI %5.1f  I/O %5.1f", split.lost.compute,
-                  split.lost.mpi, split.lost.io);
-    if (split.lost_unattributed >= 0.05) out << format("  (unattributed %.1f)", split.lost_unattributed);
-    out << '\n';
-  }
-}
-
 void predictions(std::ostringstream& out, const RunAnalysis& analysis) {
   if (analysis.predictions.empty()) return;
   out << '\n';
@@ -192,7 +177,6 @@ std::string render_text_report(const RunData& run, const RunAnalysis& analysis, 
   groups(out, analysis);
   if (analysis.estimate_possible) {
     stragglers(out, analysis);
-    components(out, analysis);
     predictions(out, analysis);
   }
   warnings(out, analysis);

@@ -84,22 +84,6 @@ struct Warning {
   std::string message;  // one sentence for people
 };
 
-// Compute, MPI and file I/O, each in percent of the run time.
-struct ComponentPercents {
-  double compute = 0.0;
-  double mpi = 0.0;
-  double io = 0.0;
-};
-
-// Where the run's time and its lost time went (docs/report.md, "diagnosis").
-struct ComponentSplit {
-  bool run_available = false;      // per-rank totals present
-  ComponentPercents run;           // mean over ranks of each component's total
-  bool lost_available = false;     // detail ranks cover every segment
-  ComponentPercents lost;          // the charged time, by the late rank's component that grew
-  double lost_unattributed = 0.0;  // charged where no component of the late rank grew
-};
-
 struct RunAnalysis {
   AnalysisParameters parameters;
   std::size_t segment_count = 0;
@@ -142,8 +126,7 @@ struct RunAnalysis {
   estimators::InterferenceClass interference_class = estimators::InterferenceClass::low;
   double probability_high = 0.0;
   std::vector<RankImpact> stragglers;  // descending impact
-  ComponentSplit components;
-  std::vector<NodeImpact> nodes;  // descending impact
+  std::vector<NodeImpact> nodes;       // descending impact
   std::vector<Prediction> predictions;
   // Long-run / iid variance of the segment times (autocorrelation), in [1, 10];
   // 1 without predictions or with too few segments.
