@@ -18,6 +18,8 @@ def build_charts(run) -> dict:
         "timeline": charts.timeline(run),
         "distributions": charts.group_distributions(run),
         "stragglers": charts.stragglers(run),
+        "speed": charts.speed_heatmap(run),
+        "components": charts.components(run),
         "predictions": charts.predictions(run),
     }
 

@@ -19,6 +19,14 @@ GROUP_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
                  "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"]
 MAX_DISTRIBUTION_PANELS = 12
 MAX_STRAGGLER_BARS = 15
+EPISODE_COLOUR = "#ffd54f"
+# Compute, MPI, file I/O; used by no other chart, so a screenshot test can find the bars.
+COMPONENT_COLOURS = {"compute": "#3b6ea8", "mpi": "#59a14f", "io": "#b07aa1"}
+COMPONENT_LABELS = {"compute": "compute", "mpi": "MPI", "io": "file I/O"}
+
+
+def episodes(run: RunView) -> list[dict]:
+    return ((run.report.get("diagnosis") or {}).get("episodes")) or []
 
 
 def group_colour(group_index: int) -> str:
@@ -37,6 +45,9 @@ def _png(figure) -> bytes:
 def timeline(run: RunView) -> bytes:
     """Every segment's duration in run order, coloured by group, interfered ones ringed."""
     figure, axes = plt.subplots(figsize=(11, 3.8))
+    for number, episode in enumerate(episodes(run)):
+        axes.axvspan(episode["first_segment"] - 0.5, episode["last_segment"] + 0.5, color=EPISODE_COLOUR, alpha=0.45,
+                     linewidth=0, label="episode" if number == 0 else None, zorder=0)
     index = np.arange(len(run.duration_s))
     duration_ms = run.duration_s * 1e3
     usable = {group["index"] for group in run.report.get("groups") or []}
@@ -60,7 +71,53 @@ def timeline(run: RunView) -> bytes:
         axes.set_yscale("log")  # a few huge outliers would flatten everything else
     axes.set_title("Segment timeline")
     axes.grid(alpha=0.3)
-    axes.legend(loc="upper right", fontsize=8, ncol=min(len(groups) + 1, 5))
+    axes.legend(loc="upper right", fontsize=8, ncol=min(len(groups) + 2, 5))
+    return _png(figure)
+
+
+def speed_heatmap(run: RunView) -> bytes | None:
+    """Normalised speed (intrinsic / actual) per detail rank and time bin; episodes outlined."""
+    if run.speed.size == 0 or np.all(np.isnan(run.speed)):
+        return None
+    rows = len(run.speed_ranks)
+    figure, axes = plt.subplots(figsize=(11, min(7.0, 1.6 + 0.22 * rows)))
+    colours = matplotlib.colormaps["magma"].copy()
+    colours.set_bad("#e8e8e8")
+    image = axes.pcolormesh(run.speed_edges_s, np.arange(rows + 1) - 0.5, np.ma.masked_invalid(run.speed),
+                            cmap=colours, vmin=0.5, vmax=1.05, shading="flat")
+    for number, episode in enumerate(episodes(run)):
+        axes.axvspan(episode["start_s"], episode["end_s"], fill=False, edgecolor=EPISODE_COLOUR, linewidth=2,
+                     label="episode" if number == 0 else None)
+    step = max(1, rows // 16)
+    axes.set_yticks(np.arange(0, rows, step))
+    axes.set_yticklabels([str(rank) for rank in run.speed_ranks[::step]], fontsize=7)
+    axes.set_ylabel("rank")
+    axes.set_xlabel("time since MPI_Init (s)")
+    axes.set_title("Normalised speed per rank (intrinsic / actual; 1 = as fast as the group's intrinsic time)")
+    figure.colorbar(image, ax=axes, label="speed", fraction=0.03, pad=0.01)
+    if episodes(run):
+        axes.legend(loc="upper right", fontsize=8)
+    return _png(figure)
+
+
+def components(run: RunView) -> bytes | None:
+    """Run time and lost time split into compute, MPI and file I/O, in % of the run time."""
+    split = (run.report.get("diagnosis") or {}).get("components")
+    if not split:
+        return None
+    figure, (run_axes, lost_axes) = plt.subplots(1, 2, figsize=(11, 2.0))
+    for axes, key, title in ((run_axes, "run", "run time"), (lost_axes, "lost", "lost time")):
+        left = 0.0
+        for component in ("compute", "mpi", "io"):
+            value = split[key].get(component) or 0.0
+            axes.barh([title], [value], left=left, color=COMPONENT_COLOURS[component],
+                      label=f"{COMPONENT_LABELS[component]} {value:.1f} %")
+            left += value
+        axes.set_xlim(0, max(left * 1.05, 1e-3 if key == "lost" else 100.0))
+        axes.set_xlabel("% of the run time")
+        axes.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=3, frameon=False)
+        axes.grid(axis="x", alpha=0.3)
+    figure.suptitle("What: components of the run time and of the lost time", fontsize=11)
     return _png(figure)
 
 

@@ -127,6 +127,54 @@ def _warnings(report: dict) -> str:
     return f'<ul class="warnings">{items}</ul>'
 
 
+def _percent(value, digits: int = 1) -> str:
+    return _number(100.0 * value if value is not None else None, digits)
+
+
+def _diagnosis_tables(report: dict) -> dict[str, str]:
+    """Where (slow ranks and nodes), when (episodes) and what (components) as tables."""
+    diagnosis = report.get("diagnosis")
+    if not diagnosis:
+        absent = '<p class="muted">No diagnosis: no estimate, or no per-rank detail in the run file.</p>'
+        return {"where": absent, "when": "", "what": ""}
+    header = ("<tr><th class='text'>{0}</th><th>node</th><th class='text'>host</th><th>last at boundaries %</th>"
+              "<th>others waited, % of run</th><th class='text'>kind</th><th>time ratio</th><th>work ratio</th></tr>")
+    rows = "".join(
+        f"<tr><td class='text'>rank {row['rank']}</td><td>{row['node']}</td><td class='text'>{escape(row['hostname'])}</td>"
+        f"<td>{_percent(row.get('last_share'))}</td><td>{_number(row.get('lost_percent'), 1)}</td>"
+        f"<td class='text'>{escape(row['kind'])}</td><td>{_number(row.get('time_ratio'))}</td>"
+        f"<td>{_number(row.get('work_ratio'))}</td></tr>" for row in diagnosis.get("slow_ranks") or [])
+    rows += "".join(
+        f"<tr><td class='text'>node ({row['ranks']} ranks)</td><td>{row['node']}</td>"
+        f"<td class='text'>{escape(row['hostname'])}</td><td>{_percent(row.get('last_share'))}</td>"
+        f"<td>{_number(row.get('lost_percent'), 1)}</td><td class='text'>{escape(row['kind'])}</td>"
+        f"<td>{_number(row.get('time_ratio'))}</td><td>{_number(row.get('work_ratio'))}</td></tr>"
+        for row in diagnosis.get("slow_nodes") or [])
+    where = (f"<table class='slow-ranks'>{header.format('rank / node')}{rows}</table>" if rows else
+             '<p class="muted">No slow rank or node: none kept the others waiting beyond its share.</p>')
+    episodes = diagnosis.get("episodes") or []
+    when = '<p class="muted">No episode: no window of segments slower than their intrinsic time.</p>'
+    if episodes:
+        body = "".join(
+            f"<tr><td>{_number(row.get('start_s'))}</td><td>{_number(row.get('end_s'))}</td>"
+            f"<td class='text'>{escape(str(row.get('start_utc') or '–'))}</td>"
+            f"<td class='text'>{escape(str(row.get('end_utc') or '–'))}</td>"
+            f"<td>{row['first_segment']}–{row['last_segment']}</td><td>{_number(row.get('lost_percent'), 1)}</td>"
+            f"<td class='text'>{escape(', '.join(str(rank) for rank in row.get('ranks') or []))}</td></tr>"
+            for row in episodes)
+        when = ("<table class='episodes'><tr><th>start s</th><th>end s</th><th class='text'>start (UTC)</th>"
+                "<th class='text'>end (UTC)</th><th>segments</th><th>lost, % of run</th>"
+                f"<th class='text'>ranks last</th></tr>{body}</table>")
+    split = diagnosis.get("components") or {}
+    what = ("<table class='components'><tr><th class='text'>% of the run time</th><th>compute</th><th>MPI</th>"
+            "<th>file I/O</th></tr>" + "".join(
+                f"<tr><th class='text'>{label}</th>" + "".join(
+                    f"<td>{_number((split.get(key) or {}).get(component), 1)}</td>"
+                    for component in ("compute", "mpi", "io")) + "</tr>"
+                for key, label in (("run", "run time"), ("lost", "lost time"))) + "</table>")
+    return {"where": where, "when": when, "what": what}
+
+
 def _configuration(run: RunView) -> str:
     if not run.configuration:
         return '<p class="muted">The run file holds no configuration table.</p>'
@@ -142,6 +190,7 @@ def render_page(run: RunView, charts: dict[str, bytes | None]) -> str:
         return image_tag(png, alt) if png else f'<p class="muted">{escape(absent)}</p>'
 
     report = run.report
+    diagnosis = _diagnosis_tables(report)
     sections = [
         f"<h1>Tremor report</h1><p class='muted'>{escape(run.path)} · Tremor {escape(str(report.get('tremor_version', '')))}</p>",
         _headline(report),
@@ -153,6 +202,12 @@ def render_page(run: RunView, charts: dict[str, bytes | None]) -> str:
               "No usable group to plot."),
         "<h2>Stragglers</h2>",
         chart("stragglers", "impact per late rank and node", "No interfered segment: no straggler."),
+        "<h2>Where: ranks and nodes the others waited for</h2>", diagnosis["where"],
+        "<h2>When: episodes</h2>", diagnosis["when"],
+        chart("speed", "normalised speed per rank and time, episodes outlined", "No per-rank detail to map."),
+        "<h2>What: compute, MPI and file I/O</h2>", diagnosis["what"],
+        chart("components", "run time and lost time split into compute, MPI and file I/O",
+              "No component split."),
         "<h2>Predicted run time at larger scale</h2>",
         chart("predictions", "predicted run time with confidence intervals", "No prediction available."),
         _predictions_table(report),

@@ -24,6 +24,10 @@ class RunView:
     configuration: list[tuple[str, str]] = field(default_factory=list)
     injection_ranks: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
     injection_spent_us: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # The diagnosis' speed map: rows = detail ranks, columns = time bins (NaN: no usable segment).
+    speed_ranks: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    speed_edges_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    speed: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     command_line: str = ""
     mpi_flavour: str = ""
     mpi_library_version: str = ""
@@ -80,6 +84,14 @@ def load_run(path: str) -> RunView:
             names = _strings(handle["configuration/name"])
             values = _strings(handle["configuration/value"])
             view.configuration = list(zip(names, values))
+        speed_group = handle.get("analysis/diagnosis/speed")
+        if speed_group is not None and {"ranks", "edges_s", "speed"} <= set(speed_group.keys()):
+            ranks = speed_group["ranks"][()].astype(np.int64)
+            edges = speed_group["edges_s"][()].astype(float)
+            flat = speed_group["speed"][()].astype(float)
+            if len(ranks) and len(edges) > 1 and flat.size == len(ranks) * (len(edges) - 1):
+                view.speed_ranks, view.speed_edges_s = ranks, edges
+                view.speed = flat.reshape(len(ranks), len(edges) - 1)
         if "injection" in handle and "rank" in handle["injection"]:
             view.injection_ranks = handle["injection/rank"][()]
             view.injection_spent_us = handle["injection/spent_us"][()].astype(float)

@@ -22,6 +22,9 @@ SKIPPED = 77
 # Must match scripts/tremor_plot/page.py: colours used nowhere else on the page.
 LIGHT_COLOURS = {"low": (0x1a, 0xb0, 0x4c), "medium": (0xf5, 0xa6, 0x00), "high": (0xe6, 0x19, 0x19)}
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# scripts/tremor_plot/charts.py COMPONENT_COLOURS["compute"]: the run-time bar of the component chart.
+COMPUTE_COLOUR = (0x3b, 0x6e, 0xa8)
+CHARTS = ["components.png", "distributions.png", "predictions.png", "speed.png", "stragglers.png", "timeline.png"]
 
 parser = argparse.ArgumentParser()
 parser.add_argument("mode", choices=["make-run", "check-page", "screenshot"])
@@ -76,7 +79,7 @@ if options.mode == "check-page":
     for forbidden in ("://", "<script", "<link", "@import", "url(", "<iframe"):
         check(forbidden not in page.lower(), f"no {forbidden!r} in the page")
     images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
-    check(len(images) == 4, f"four inline charts, found {len(images)}")
+    check(len(images) == len(CHARTS), f"{len(CHARTS)} inline charts, found {len(images)}")
     check(all(base64.b64decode(image)[:8] == PNG_SIGNATURE for image in images), "inline images are PNGs")
     headline = f"{report['interference_percent']:.1f} % of this run was lost to interference — {report['class'].upper()}"
     check(headline in page, f"headline {headline!r} on the page")
@@ -85,7 +88,22 @@ if options.mode == "check-page":
     for warning in report["warnings"]:
         check(warning["code"] in page, f"warning {warning['code']} on the page")
     pngs = sorted(os.path.basename(path) for path in glob.glob(os.path.join(png_dir, "*.png")))
-    check(pngs == ["distributions.png", "predictions.png", "stragglers.png", "timeline.png"], f"--png: {pngs}")
+    check(pngs == CHARTS, f"--png: {pngs}")
+    # The diagnosis: where, when, what, as in the stored JSON.
+    diagnosis = report.get("diagnosis")
+    check(diagnosis is not None, "the run has a diagnosis (detail ranks and an estimate)")
+    if diagnosis:
+        for heading in ("Where: ranks and nodes the others waited for", "When: episodes", "What: compute, MPI"):
+            check(heading in page, f"section {heading!r} on the page")
+        for rank in diagnosis["slow_ranks"]:
+            check(f"<td class='text'>rank {rank['rank']}</td>" in page and f"<td class='text'>{rank['kind']}</td>" in page,
+                  f"slow rank {rank['rank']} ({rank['kind']}) in the table")
+        for episode in diagnosis["episodes"]:
+            row = f"<tr><td>{episode['start_s']:.3f}</td><td>{episode['end_s']:.3f}</td>"
+            check(row in page, f"episode row {row} on the page")
+        for key, label in (("run", "run time"), ("lost", "lost time")):
+            cells = "".join(f"<td>{diagnosis['components'][key][c]:.1f}</td>" for c in ("compute", "mpi", "io"))
+            check(f"<th class='text'>{label}</th>{cells}" in page, f"the {label} split {cells} on the page")
     if options.tremor:
         # `tremor plot` is the same program: the same page, byte for byte.
         via_tremor = os.path.join(options.directory, "report-via-tremor.html")
@@ -121,7 +139,7 @@ if os.path.exists(shot):
 with tempfile.TemporaryDirectory() as profile:
     result = run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-                  f"--screenshot={shot}", "--window-size=1200,2000", "file://" + os.path.abspath(page_path)],
+                  f"--screenshot={shot}", "--window-size=1200,6000", "file://" + os.path.abspath(page_path)],
                  timeout=90)
 check(os.path.exists(shot), f"Chromium wrote a screenshot: {result.stderr[-1500:]}")
 if os.path.exists(shot):
@@ -133,4 +151,7 @@ if os.path.exists(shot):
     light = numpy.array(LIGHT_COLOURS[report["class"]], dtype=int)
     light_pixels = numpy.all(numpy.abs(pixels.astype(int) - light) <= 3, axis=2).sum()
     check(light_pixels > 1500, f"the {report['class']} traffic light is drawn ({light_pixels} pixels)")
+    compute = numpy.array(COMPUTE_COLOUR, dtype=int)
+    compute_pixels = numpy.all(numpy.abs(pixels.astype(int) - compute) <= 3, axis=2).sum()
+    check(compute_pixels > 2000, f"the component chart's compute bar is drawn ({compute_pixels} pixels)")
 finish("screenshot")

@@ -1,6 +1,8 @@
 // JSON form of the report; field meanings in docs/report.md.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 
 #include "tremor/analysis/report.hpp"
 
@@ -87,6 +89,67 @@ json predictions_json(const RunAnalysis& analysis) {
   return predictions;
 }
 
+json components_json(const ComponentShares& shares) {
+  return {{"compute", number(shares.compute)}, {"mpi", number(shares.mpi)}, {"io", number(shares.io)}};
+}
+
+// Wall clock as ISO 8601 UTC with milliseconds, or null.
+json utc_text(double unix_seconds) {
+  if (!std::isfinite(unix_seconds) || unix_seconds <= 0.0) return nullptr;
+  const auto whole = static_cast<std::time_t>(std::floor(unix_seconds));
+  std::tm parts{};
+  gmtime_r(&whole, &parts);
+  char text[96];
+  const int millis = std::clamp(static_cast<int>((unix_seconds - static_cast<double>(whole)) * 1e3), 0, 999);
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900, parts.tm_mon + 1,
+                parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, millis);
+  return text;
+}
+
+json diagnosis_json(const Diagnosis& diagnosis) {
+  if (!diagnosis.available) return nullptr;
+  json ranks = json::array();
+  for (const SlowRank& rank : diagnosis.slow_ranks) {
+    ranks.push_back({{"rank", rank.rank},
+                     {"node", rank.node_id},
+                     {"hostname", rank.hostname},
+                     {"lost_percent", number(rank.lost_percent)},
+                     {"last_share", number(rank.last_share)},
+                     {"last_segments", rank.last_segments},
+                     {"kind", rank.kind},
+                     {"time_ratio", number(rank.time_ratio)},
+                     {"work_ratio", number(rank.work_ratio)}});
+  }
+  json nodes = json::array();
+  for (const SlowNode& node : diagnosis.slow_nodes) {
+    nodes.push_back({{"node", node.node_id},
+                     {"hostname", node.hostname},
+                     {"ranks", node.ranks},
+                     {"lost_percent", number(node.lost_percent)},
+                     {"last_share", number(node.last_share)},
+                     {"last_segments", node.last_segments},
+                     {"kind", node.kind},
+                     {"time_ratio", number(node.time_ratio)},
+                     {"work_ratio", number(node.work_ratio)}});
+  }
+  json episodes = json::array();
+  for (const Episode& episode : diagnosis.episodes) {
+    episodes.push_back({{"start_s", number(episode.start_s)},
+                        {"end_s", number(episode.end_s)},
+                        {"start_utc", utc_text(episode.start_unix)},
+                        {"end_utc", utc_text(episode.end_unix)},
+                        {"first_segment", episode.first_segment},
+                        {"last_segment", episode.last_segment},
+                        {"lost_percent", number(episode.lost_percent)},
+                        {"ranks", episode.ranks}});
+  }
+  return {{"slow_ranks", ranks},
+          {"slow_nodes", nodes},
+          {"episodes", episodes},
+          {"components",
+           {{"run", components_json(diagnosis.run_components)}, {"lost", components_json(diagnosis.lost_components)}}}};
+}
+
 }  // namespace
 
 json report_json(const RunData& run, const RunAnalysis& analysis, const std::string& output_file) {
@@ -144,6 +207,7 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
       {"unused_groups", analysis.groups.size() - analysis.usable_groups},
       {"interfered_segments", analysis.interfered_segments},
       {"stragglers", stragglers_json(analysis)},
+      {"diagnosis", diagnosis_json(analysis.diagnosis)},
       {"predictions", predictions_json(analysis)},
       {"warnings", warnings},
       {"counter_source", run.meta.counter_source},

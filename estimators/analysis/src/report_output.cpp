@@ -77,6 +77,93 @@ bool write_predictions(RunFileAppender& out, const RunAnalysis& analysis) {
          out.write(path, "variance_inflation", inflation);
 }
 
+bool write_slow(RunFileAppender& out, const Diagnosis& diagnosis) {
+  constexpr std::string_view ranks_path = "/analysis/diagnosis/slow_ranks";
+  std::vector<std::int64_t> rank, node, last;
+  std::vector<std::string> hostname, kind;
+  std::vector<double> lost, share;
+  for (const SlowRank& r : diagnosis.slow_ranks) {
+    rank.push_back(r.rank);
+    node.push_back(r.node_id);
+    hostname.push_back(r.hostname);
+    lost.push_back(r.lost_percent);
+    share.push_back(r.last_share);
+    last.push_back(static_cast<std::int64_t>(r.last_segments));
+    kind.push_back(r.kind);
+  }
+  if (!(out.write(ranks_path, "rank", rank) && out.write(ranks_path, "node", node) &&
+        out.write(ranks_path, "hostname", hostname) && out.write(ranks_path, "lost_percent", lost) &&
+        out.write(ranks_path, "last_share", share) && out.write(ranks_path, "last_segments", last) &&
+        out.write(ranks_path, "kind", kind))) {
+    return false;
+  }
+  constexpr std::string_view nodes_path = "/analysis/diagnosis/slow_nodes";
+  node.clear(), last.clear(), hostname.clear(), kind.clear(), lost.clear(), share.clear();
+  std::vector<std::int64_t> members;
+  for (const SlowNode& n : diagnosis.slow_nodes) {
+    node.push_back(n.node_id);
+    hostname.push_back(n.hostname);
+    members.push_back(static_cast<std::int64_t>(n.ranks));
+    lost.push_back(n.lost_percent);
+    share.push_back(n.last_share);
+    last.push_back(static_cast<std::int64_t>(n.last_segments));
+    kind.push_back(n.kind);
+  }
+  return out.write(nodes_path, "node", node) && out.write(nodes_path, "hostname", hostname) &&
+         out.write(nodes_path, "ranks", members) && out.write(nodes_path, "lost_percent", lost) &&
+         out.write(nodes_path, "last_share", share) && out.write(nodes_path, "last_segments", last) &&
+         out.write(nodes_path, "kind", kind);
+}
+
+bool write_episodes(RunFileAppender& out, const Diagnosis& diagnosis) {
+  constexpr std::string_view path = "/analysis/diagnosis/episodes";
+  std::vector<double> start, end, start_unix, end_unix, lost;
+  std::vector<std::int64_t> first, last;
+  std::vector<std::string> ranks;
+  for (const Episode& e : diagnosis.episodes) {
+    start.push_back(e.start_s);
+    end.push_back(e.end_s);
+    start_unix.push_back(e.start_unix);
+    end_unix.push_back(e.end_unix);
+    lost.push_back(e.lost_percent);
+    first.push_back(static_cast<std::int64_t>(e.first_segment));
+    last.push_back(static_cast<std::int64_t>(e.last_segment));
+    std::string list;
+    for (const std::int32_t rank : e.ranks) list += (list.empty() ? "" : ",") + std::to_string(rank);
+    ranks.push_back(list);
+  }
+  return out.write(path, "start_s", start) && out.write(path, "end_s", end) &&
+         out.write(path, "start_unix", start_unix) && out.write(path, "end_unix", end_unix) &&
+         out.write(path, "lost_percent", lost) && out.write(path, "first_segment", first) &&
+         out.write(path, "last_segment", last) && out.write(path, "ranks", ranks);
+}
+
+// Every rank's figures, the component splits and the speed map.
+bool write_diagnosis(RunFileAppender& out, const Diagnosis& diagnosis) {
+  constexpr std::string_view root = "/analysis/diagnosis";
+  if (!out.set_integer(root, "available", diagnosis.available ? 1 : 0)) return false;
+  if (!diagnosis.available) return true;
+  std::vector<std::int64_t> ranks(diagnosis.rank_last_share.size());
+  for (std::size_t p = 0; p < ranks.size(); ++p) ranks[p] = static_cast<std::int64_t>(p);
+  constexpr std::string_view all = "/analysis/diagnosis/ranks";
+  const ComponentShares& run = diagnosis.run_components;
+  const ComponentShares& lost = diagnosis.lost_components;
+  constexpr std::string_view components = "/analysis/diagnosis/components";
+  const std::vector<std::string> names = {"compute", "mpi", "io"};
+  const SpeedMap& map = diagnosis.speed;
+  constexpr std::string_view speed = "/analysis/diagnosis/speed";
+  const std::vector<std::int64_t> rows(map.ranks.begin(), map.ranks.end());
+  return out.write(all, "rank", ranks) && out.write(all, "last_share", diagnosis.rank_last_share) &&
+         out.write(all, "lost_percent", diagnosis.rank_lost_percent) &&
+         out.write(all, "time_ratio", diagnosis.rank_time_ratio) &&
+         out.write(all, "work_ratio", diagnosis.rank_work_ratio) && write_slow(out, diagnosis) &&
+         write_episodes(out, diagnosis) && out.write(components, "name", names) &&
+         out.write(components, "run_percent", std::vector<double>{run.compute, run.mpi, run.io}) &&
+         out.write(components, "lost_percent", std::vector<double>{lost.compute, lost.mpi, lost.io}) &&
+         out.write(speed, "ranks", rows) && out.write(speed, "edges_s", map.edges_s) &&
+         out.write(speed, "speed", map.speed);
+}
+
 bool write_all(std::FILE* stream, const std::string& text) {
   return std::fwrite(text.data(), 1, text.size(), stream) == text.size();
 }
@@ -125,7 +212,7 @@ bool write_analysis(RunFileAppender& out, const RunAnalysis& analysis, const nlo
          out.write("/analysis/segments", "impact_s", analysis.segment_impact_s) &&
          out.write("/analysis/segments", "lost_s", analysis.segment_lost_s) &&
          out.write("/analysis/segments", "mad4_impact_s", analysis.segment_mad4_impact_s) &&
-         write_groups(out, analysis) && write_predictions(out, analysis) &&
+         write_groups(out, analysis) && write_predictions(out, analysis) && write_diagnosis(out, analysis.diagnosis) &&
          out.write("/analysis/warnings", "code", warning_codes) &&
          out.write("/analysis/warnings", "message", warning_messages) &&
          out.set_integer("/analysis", "report_schema_version", kReportSchemaVersion) &&

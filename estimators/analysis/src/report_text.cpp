@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <ctime>
 #include <sstream>
 
 #include "tremor/analysis/report.hpp"
@@ -150,6 +151,56 @@ void stragglers(std::ostringstream& out, const RunAnalysis& analysis) {
   }
 }
 
+std::string clock_text(double unix_seconds) {
+  if (!std::isfinite(unix_seconds) || unix_seconds <= 0.0) return "";
+  const auto whole = static_cast<std::time_t>(std::floor(unix_seconds));
+  std::tm parts{};
+  gmtime_r(&whole, &parts);
+  return format("%02d:%02d:%02d", parts.tm_hour, parts.tm_min, parts.tm_sec);
+}
+
+// Where (ranks and nodes the others waited for), when (episodes), what (components).
+void diagnosis(std::ostringstream& out, const RunAnalysis& analysis) {
+  const Diagnosis& d = analysis.diagnosis;
+  if (!d.available) return;
+  out << '\n';
+  if (d.slow_ranks.empty()) {
+    out << "Where: no slow rank (none kept the others waiting beyond its share)\n";
+  } else {
+    out << "Where: ranks the others waited for (last = share of boundaries)\n";
+    for (std::size_t i = 0; i < d.slow_ranks.size() && i < kMaxListed; ++i) {
+      const SlowRank& rank = d.slow_ranks[i];
+      out << format("  rank %-6d node %-4d %-22.22s last %3.0f %%  lost %5.1f %%  %s\n", rank.rank, rank.node_id,
+                    rank.hostname.c_str(), 100.0 * rank.last_share, rank.lost_percent, rank.kind.c_str());
+    }
+  }
+  for (std::size_t i = 0; i < d.slow_nodes.size() && i < kMaxListed; ++i) {
+    const SlowNode& node = d.slow_nodes[i];
+    out << format("  node %-4d %-5zu ranks %-21.21s last %3.0f %%  lost %5.1f %%  %s\n", node.node_id, node.ranks,
+                  node.hostname.c_str(), 100.0 * node.last_share, node.lost_percent, node.kind.c_str());
+  }
+  if (d.episodes.empty()) {
+    out << "When: no episode (no window of segments slower than intrinsic)\n";
+  } else {
+    out << "When: episodes, s since MPI_Init (UTC)\n";
+    for (std::size_t i = 0; i < d.episodes.size() && i < kMaxListed; ++i) {
+      const Episode& episode = d.episodes[i];
+      std::string ranks;
+      for (const std::int32_t rank : episode.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(rank);
+      const std::string clock = clock_text(episode.start_unix);
+      out << format("  %9.3f-%-9.3f %-10s lost %5.1f %%  last: %.24s\n", episode.start_s, episode.end_s,
+                    clock.empty() ? "" : ("(" + clock + ")").c_str(), episode.lost_percent,
+                    ranks.empty() ? "-" : ranks.c_str());
+    }
+    if (d.episodes.size() > kMaxListed) out << format("  ... %zu more\n", d.episodes.size() - kMaxListed);
+  }
+  out << "What: % of the run time    compute       MPI  file I/O\n";
+  out << format("  run time               %9.1f %9.1f %9.1f\n", d.run_components.compute, d.run_components.mpi,
+                d.run_components.io);
+  out << format("  lost time              %9.1f %9.1f %9.1f\n", d.lost_components.compute, d.lost_components.mpi,
+                d.lost_components.io);
+}
+
 void predictions(std::ostringstream& out, const RunAnalysis& analysis) {
   if (analysis.predictions.empty()) return;
   out << '\n';
@@ -177,6 +228,7 @@ std::string render_text_report(const RunData& run, const RunAnalysis& analysis, 
   groups(out, analysis);
   if (analysis.estimate_possible) {
     stragglers(out, analysis);
+    diagnosis(out, analysis);
     predictions(out, analysis);
   }
   warnings(out, analysis);

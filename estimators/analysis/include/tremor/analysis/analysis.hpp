@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tremor/analysis/diagnosis.hpp"
 #include "tremor/analysis/parameters.hpp"
 #include "tremor/estimators/interference.hpp"
 #include "tremor/run_data.hpp"
@@ -106,9 +107,12 @@ struct RunAnalysis {
   double lost_percent = 0.0;
   double lost_percent_low = 0.0;  // 95 % (parameters.ci) interval
   double lost_percent_high = 0.0;
-  double intrinsic_run_time_s = 0.0;   // run time - lost time
-  std::vector<double> segment_lost_s;  // primary, per segment
-  std::size_t primary_groups = 0;      // groups after splitting by the previous segment's signature
+  double intrinsic_run_time_s = 0.0;                // run time - lost time
+  std::vector<double> segment_lost_s;               // primary, per segment
+  std::vector<std::int64_t> segment_primary_group;  // primary subgroup, -1 outside usable groups
+  std::vector<double> segment_delay_probability;    // primary posterior P(delayed)
+  std::vector<double> segment_intrinsic_s;          // the subgroup's intrinsic duration
+  std::size_t primary_groups = 0;                   // groups after splitting by the previous segment's signature
   std::size_t recurring_segments = 0;  // in split-off subgroups: compared with the same place in the cycle only
   double clean_relative_spread = 0.0;  // pooled mixture: sigma, p, tau (relative to the intrinsic duration)
   double delay_probability = 0.0;
@@ -132,6 +136,7 @@ struct RunAnalysis {
   // 1 without predictions or with too few segments.
   double prediction_variance_inflation = 1.0;
   std::vector<Warning> warnings;
+  Diagnosis diagnosis;  // where, when and what (diagnosis.hpp)
 };
 
 // Thresholds of the warnings and fallbacks (documented in docs/report.md).

@@ -1,0 +1,385 @@
+// The diagnosis over a run (docs/report.md#diagnosis). Per segment the rank
+// that arrived last (exact, all ranks) is the critical one: the others waited
+// for it, so its time outside MPI beyond the others' median is charged to it,
+// and its own compute / MPI / I/O times split the segment, so MPI waiting
+// caused by a late rank counts toward that rank's component. Per-segment values
+// come from the detail ranks; slow versus loaded from the exact per-rank totals.
+#include "tremor/analysis/diagnosis.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "tremor/analysis/analysis.hpp"
+
+namespace tremor::analysis {
+namespace {
+
+namespace dm = diagnosis_math;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// The speed map's intrinsic per group: this quantile of the time outside MPI
+// (plus the segment's least MPI time) over at most kReferenceCells cells.
+constexpr double kReferenceQuantile = 0.25;
+constexpr std::size_t kReferenceCells = 4096;
+constexpr double kMaxSpeed = 2.0;
+
+// Bin representatives of the detail matrices.
+class DetailView {
+ public:
+  DetailView(const RunData& run, std::size_t segments) : detail_(run.detail), segments_(segments) {
+    rows_ = detail_.ranks.size();
+    valid_ = rows_ > 0 && detail_.segments == segments;
+    for (std::size_t m = 0; m < kQuantizedCount; ++m) {
+      for (const Bin& bin : run.global_bins[m]) reps_[m].push_back(bin.rep());
+      valid_ = valid_ && detail_.global_index[m].size() == rows_ * segments;
+    }
+  }
+  bool valid() const { return valid_; }
+  std::size_t rows() const { return rows_; }
+  double value(Quantized metric, std::size_t row, std::size_t segment) const {
+    const std::size_t m = index(metric);
+    const std::uint16_t bin = detail_.global_index[m][row * segments_ + segment];
+    return bin < reps_[m].size() ? reps_[m][bin] : 0.0;
+  }
+  // Time outside MPI: compute and file I/O.
+  double busy(std::size_t row, std::size_t segment) const {
+    return std::max(0.0, value(Quantized::duration, row, segment) - value(Quantized::mpi_time, row, segment));
+  }
+
+ private:
+  const DetailRanks& detail_;
+  std::size_t segments_ = 0;
+  std::size_t rows_ = 0;
+  bool valid_ = false;
+  std::array<std::vector<double>, kQuantizedCount> reps_;
+};
+
+struct SegmentCharges {
+  std::vector<double> waited_s;                      // the others' wait for the late rank
+  std::vector<std::array<double, 3>> critical_path;  // the late rank's compute, MPI, I/O
+};
+
+SegmentCharges charge_segments(const RunData& run, const DetailView& view, const std::vector<std::int64_t>& row_of) {
+  const std::size_t n = run.segments.size();
+  SegmentCharges charges{std::vector<double>(n, 0.0), std::vector<std::array<double, 3>>(n)};
+  const std::size_t rows = view.rows();
+  std::vector<double> busy(rows);
+  std::vector<double> others;
+  for (std::size_t s = 0; s < n; ++s) {
+    std::size_t late = 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+      busy[r] = view.busy(r, s);
+      if (busy[r] > busy[late]) late = r;
+    }
+    // The exact late rank when it is a detail rank, else the detail rank
+    // that spent the most time outside MPI (a lower bound of the wait).
+    const std::int32_t late_rank = s < run.segments.late_rank.size() ? run.segments.late_rank[s] : -1;
+    if (late_rank >= 0 && static_cast<std::size_t>(late_rank) < row_of.size() && row_of[late_rank] >= 0) {
+      late = static_cast<std::size_t>(row_of[late_rank]);
+    }
+    if (rows > 1) {
+      others.clear();
+      for (std::size_t r = 0; r < rows; ++r) {
+        if (r != late) others.push_back(busy[r]);
+      }
+      const auto middle = others.begin() + static_cast<std::ptrdiff_t>((others.size() - 1) / 2);
+      std::nth_element(others.begin(), middle, others.end());
+      charges.waited_s[s] = std::max(0.0, busy[late] - *middle);
+    }
+    const double duration = view.value(Quantized::duration, late, s);
+    const double mpi = view.value(Quantized::mpi_time, late, s);
+    const double io = view.value(Quantized::io_time, late, s);
+    charges.critical_path[s] = {std::max(0.0, duration - mpi - io), mpi, std::min(io, std::max(0.0, duration - mpi))};
+  }
+  return charges;
+}
+
+// Reference of `values` without the member at `self`: the median of the others.
+double ratio_to_others(const std::vector<double>& sorted, double value) {
+  const double reference = dm::median_excluding(sorted, value);
+  return reference > 0.0 && std::isfinite(value) ? value / reference : kNaN;
+}
+
+void name_ranks(const RunData& run, const RunAnalysis& analysis, const SegmentCharges& charges, Diagnosis& out) {
+  const auto world = static_cast<std::size_t>(std::max(0, run.meta.world_size));
+  const std::size_t n = analysis.segment_count;
+  const double run_time = analysis.run_time_s;
+  std::vector<std::size_t> last(world, 0);
+  std::vector<double> waited(world, 0.0);
+  double total_waited = 0.0;
+  for (std::size_t s = 0; s < n; ++s) {
+    total_waited += charges.waited_s[s];
+    const std::int32_t rank = s < run.segments.late_rank.size() ? run.segments.late_rank[s] : -1;
+    if (rank < 0 || static_cast<std::size_t>(rank) >= world) continue;
+    ++last[rank];
+    waited[rank] += charges.waited_s[s];
+  }
+  // Exact totals: time outside MPI and work per rank.
+  std::vector<double> busy(world, kNaN), work(world, kNaN);
+  if (run.raw_totals.size() == world) {
+    for (std::size_t p = 0; p < world; ++p) {
+      const QuantizedValues& totals = run.raw_totals[p];
+      busy[p] = std::max(0.0, totals[index(Quantized::duration)] - totals[index(Quantized::mpi_time)]);
+      work[p] = totals[index(Quantized::work)];
+    }
+  }
+  std::vector<double> busy_sorted = busy, work_sorted = work;
+  std::sort(busy_sorted.begin(), busy_sorted.end());
+  std::sort(work_sorted.begin(), work_sorted.end());
+  std::vector<const RankInfo*> info(world, nullptr);
+  for (const RankInfo& rank : run.ranks) {
+    if (rank.rank >= 0 && static_cast<std::size_t>(rank.rank) < world) info[rank.rank] = &rank;
+  }
+  const double percent = run_time > 0.0 ? 100.0 / run_time : 0.0;
+  const double share = n ? 1.0 / static_cast<double>(n) : 0.0;
+  out.rank_last_share.resize(world);
+  out.rank_lost_percent.resize(world);
+  out.rank_time_ratio.resize(world);
+  out.rank_work_ratio.resize(world);
+  for (std::size_t p = 0; p < world; ++p) {
+    out.rank_last_share[p] = share * static_cast<double>(last[p]);
+    out.rank_lost_percent[p] = percent * waited[p];
+    out.rank_time_ratio[p] = ratio_to_others(busy_sorted, busy[p]);
+    out.rank_work_ratio[p] = ratio_to_others(work_sorted, work[p]);
+    const double excess = percent * (waited[p] - total_waited / static_cast<double>(world));
+    if (!(excess >= kMinNamedPercent)) continue;
+    SlowRank named{static_cast<std::int32_t>(p),
+                   info[p] ? info[p]->node_id : -1,
+                   info[p] ? info[p]->hostname : "",
+                   out.rank_lost_percent[p],
+                   out.rank_last_share[p],
+                   last[p],
+                   dm::rank_kind(out.rank_time_ratio[p], out.rank_work_ratio[p]),
+                   out.rank_time_ratio[p],
+                   out.rank_work_ratio[p]};
+    out.slow_ranks.push_back(std::move(named));
+  }
+  std::stable_sort(out.slow_ranks.begin(), out.slow_ranks.end(),
+                   [](const SlowRank& a, const SlowRank& b) { return a.lost_percent > b.lost_percent; });
+
+  // Nodes: the sums over their ranks; a node is compared with the other nodes.
+  std::map<std::int32_t, SlowNode> nodes;
+  std::map<std::int32_t, std::array<double, 3>> sums;  // waited, busy, work
+  for (std::size_t p = 0; p < world; ++p) {
+    const std::int32_t id = info[p] ? info[p]->node_id : -1;
+    SlowNode& node = nodes[id];
+    node.node_id = id;
+    if (node.hostname.empty() && info[p]) node.hostname = info[p]->hostname;
+    ++node.ranks;
+    node.last_segments += last[p];
+    std::array<double, 3>& sum = sums[id];
+    sum[0] += waited[p];
+    sum[1] += busy[p];
+    sum[2] += work[p];
+  }
+  if (nodes.size() < 2) return;
+  std::vector<double> node_busy, node_work;
+  for (const auto& [id, node] : nodes) {
+    node_busy.push_back(sums[id][1] / static_cast<double>(node.ranks));
+    node_work.push_back(sums[id][2] / static_cast<double>(node.ranks));
+  }
+  std::sort(node_busy.begin(), node_busy.end());
+  std::sort(node_work.begin(), node_work.end());
+  for (auto& [id, node] : nodes) {
+    const double ranks = static_cast<double>(node.ranks);
+    const double excess = percent * (sums[id][0] - total_waited * ranks / static_cast<double>(world));
+    if (!(excess >= kMinNamedPercent)) continue;
+    node.lost_percent = percent * sums[id][0];
+    node.last_share = share * static_cast<double>(node.last_segments);
+    node.time_ratio = ratio_to_others(node_busy, sums[id][1] / ranks);
+    node.work_ratio = ratio_to_others(node_work, sums[id][2] / ranks);
+    node.kind = dm::rank_kind(node.time_ratio, node.work_ratio);
+    out.slow_nodes.push_back(node);
+  }
+  std::stable_sort(out.slow_nodes.begin(), out.slow_nodes.end(),
+                   [](const SlowNode& a, const SlowNode& b) { return a.lost_percent > b.lost_percent; });
+}
+
+// Run time and lost time by component, both along the critical path. The lost
+// time of a segment goes to the components of its late rank that grew over
+// the group's clean (delay probability < 0.5) median.
+void split_components(const RunAnalysis& analysis, const SegmentCharges& charges, Diagnosis& out) {
+  const std::size_t n = analysis.segment_count;
+  std::array<double, 3> run{}, lost{};
+  // Per group: the late rank's components in clean segments, else in all.
+  std::map<std::int64_t, std::array<std::array<std::vector<double>, 3>, 2>> samples;
+  for (std::size_t s = 0; s < n; ++s) {
+    for (std::size_t c = 0; c < 3; ++c) run[c] += charges.critical_path[s][c];
+    const std::int64_t group = analysis.segment_primary_group[s];
+    if (group < 0) continue;
+    const bool clean = analysis.segment_delay_probability[s] < 0.5;
+    for (std::size_t c = 0; c < 3; ++c) samples[group][clean ? 0 : 1][c].push_back(charges.critical_path[s][c]);
+  }
+  std::map<std::int64_t, std::array<double, 3>> reference;
+  for (auto& [group, sample] : samples) {
+    auto& source = sample[0][0].empty() ? sample[1] : sample[0];
+    for (std::size_t c = 0; c < 3; ++c) {
+      const auto middle = source[c].begin() + static_cast<std::ptrdiff_t>((source[c].size() - 1) / 2);
+      std::nth_element(source[c].begin(), middle, source[c].end());
+      reference[group][c] = *middle;
+    }
+  }
+  for (std::size_t s = 0; s < n; ++s) {
+    const double charge = analysis.segment_lost_s[s];
+    const std::int64_t group = analysis.segment_primary_group[s];
+    if (!(charge > 0.0) || group < 0) continue;
+    std::array<double, 3> growth{};
+    double total = 0.0;
+    for (std::size_t c = 0; c < 3; ++c) {
+      growth[c] = std::max(0.0, charges.critical_path[s][c] - reference[group][c]);
+      total += growth[c];
+    }
+    if (!(total > 0.0)) {  // nothing grew: split like the segment itself
+      growth = charges.critical_path[s];
+      total = growth[0] + growth[1] + growth[2];
+    }
+    if (!(total > 0.0)) continue;
+    for (std::size_t c = 0; c < 3; ++c) lost[c] += charge * growth[c] / total;
+  }
+  const double run_total = run[0] + run[1] + run[2];
+  const double run_scale = run_total > 0.0 ? 100.0 / run_total : 0.0;
+  const double lost_scale = analysis.run_time_s > 0.0 ? 100.0 / analysis.run_time_s : 0.0;
+  out.run_components = {run_scale * run[0], run_scale * run[1], run_scale * run[2]};
+  out.lost_components = {lost_scale * lost[0], lost_scale * lost[1], lost_scale * lost[2]};
+}
+
+// Segment end times since MPI_Init: the durations summed, scaled to the run time.
+std::vector<double> segment_end_times(const RunAnalysis& analysis, const RunData& run) {
+  const std::vector<double>& duration = run.segments.duration_s;
+  std::vector<double> end(duration.size());
+  double sum = 0.0;
+  for (std::size_t s = 0; s < duration.size(); ++s) {
+    sum += std::isfinite(duration[s]) ? std::max(0.0, duration[s]) : 0.0;
+    end[s] = sum;
+  }
+  const double scale = sum > 0.0 && analysis.run_time_s > 0.0 ? analysis.run_time_s / sum : 1.0;
+  for (double& t : end) t *= scale;
+  return end;
+}
+
+void find_episodes(const RunData& run, const RunAnalysis& analysis, const std::vector<double>& end_s, Diagnosis& out) {
+  std::vector<double> series;
+  std::vector<std::size_t> segment_of;
+  for (std::size_t s = 0; s < analysis.segment_count; ++s) {
+    if (analysis.segment_primary_group[s] < 0) continue;
+    series.push_back(analysis.segment_delay_probability[s]);
+    segment_of.push_back(s);
+  }
+  const double start_unix = run.meta.start_time_unix > 0.0 ? run.meta.start_time_unix : kNaN;
+  const double percent = analysis.run_time_s > 0.0 ? 100.0 / analysis.run_time_s : 0.0;
+  for (const dm::Interval& window : dm::slow_windows(series, kMinEpisodeSegments)) {
+    Episode episode;
+    episode.first_segment = segment_of[window.begin];
+    episode.last_segment = segment_of[window.end - 1];
+    episode.start_s = episode.first_segment ? end_s[episode.first_segment - 1] : 0.0;
+    episode.end_s = end_s[episode.last_segment];
+    episode.start_unix = start_unix + episode.start_s;
+    episode.end_unix = start_unix + episode.end_s;
+    double lost = 0.0;
+    std::map<std::int32_t, std::size_t> late;
+    std::size_t delayed = 0;
+    for (std::size_t s = episode.first_segment; s <= episode.last_segment; ++s) {
+      lost += analysis.segment_lost_s[s];
+      if (analysis.segment_primary_group[s] < 0 || analysis.segment_delay_probability[s] < 0.5) continue;
+      ++delayed;
+      if (s < run.segments.late_rank.size()) ++late[run.segments.late_rank[s]];
+    }
+    episode.lost_percent = percent * lost;
+    if (episode.lost_percent < kMinEpisodeLostPercent) continue;
+    std::vector<std::pair<std::size_t, std::int32_t>> ranked;
+    for (const auto& [rank, count] : late) {
+      if (10 * count >= delayed) ranked.emplace_back(count, rank);
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (std::size_t i = 0; i < ranked.size() && i < kMaxEpisodeRanks; ++i) episode.ranks.push_back(ranked[i].second);
+    out.episodes.push_back(std::move(episode));
+  }
+}
+
+// Normalised speed per detail rank and time bin: the group's intrinsic time
+// outside MPI over the rank's, each plus the segment's least MPI time (the
+// communication every rank needs), averaged over the bin's usable segments.
+void speed_map(const RunData& run, const RunAnalysis& analysis, const DetailView& view,
+               const std::vector<double>& end_s, Diagnosis& out) {
+  const std::size_t n = analysis.segment_count;
+  const std::size_t rows = view.rows();
+  if (n == 0 || rows == 0) return;
+  auto own_time = [&](std::size_t row, std::size_t s, double least_mpi) { return view.busy(row, s) + least_mpi; };
+  auto least_mpi = [&](std::size_t s) {
+    double least = std::numeric_limits<double>::infinity();
+    for (std::size_t r = 0; r < rows; ++r) least = std::min(least, view.value(Quantized::mpi_time, r, s));
+    return least;
+  };
+  std::map<std::int64_t, std::vector<std::size_t>> members;
+  for (std::size_t s = 0; s < n; ++s) {
+    if (analysis.segment_primary_group[s] >= 0) members[analysis.segment_primary_group[s]].push_back(s);
+  }
+  std::map<std::int64_t, double> reference;
+  std::vector<double> cells;
+  for (const auto& [group, segments] : members) {
+    const std::size_t wanted = std::max<std::size_t>(1, kReferenceCells / rows);
+    const std::size_t step = std::max<std::size_t>(1, segments.size() / wanted);
+    cells.clear();
+    for (std::size_t i = 0; i < segments.size(); i += step) {
+      const double least = least_mpi(segments[i]);
+      for (std::size_t r = 0; r < rows; ++r) cells.push_back(own_time(r, segments[i], least));
+    }
+    const auto position =
+        cells.begin() + static_cast<std::ptrdiff_t>(kReferenceQuantile * static_cast<double>(cells.size() - 1));
+    std::nth_element(cells.begin(), position, cells.end());
+    reference[group] = *position;
+  }
+  const std::size_t bins = std::min(kMaxSpeedBins, n);
+  const double span = end_s.back() > 0.0 ? end_s.back() : 1.0;
+  SpeedMap& map = out.speed;
+  map.ranks = run.detail.ranks;
+  map.edges_s.resize(bins + 1);
+  for (std::size_t b = 0; b <= bins; ++b) map.edges_s[b] = span * static_cast<double>(b) / static_cast<double>(bins);
+  std::vector<double> sum(rows * bins, 0.0);
+  std::vector<std::uint32_t> count(rows * bins, 0);
+  for (std::size_t s = 0; s < n; ++s) {
+    const std::int64_t group = analysis.segment_primary_group[s];
+    if (group < 0) continue;
+    const double middle = 0.5 * ((s ? end_s[s - 1] : 0.0) + end_s[s]);
+    const auto bin = std::min(bins - 1, static_cast<std::size_t>(middle / span * static_cast<double>(bins)));
+    const double least = least_mpi(s);
+    for (std::size_t r = 0; r < rows; ++r) {
+      const double own = own_time(r, s, least);
+      if (!(own > 0.0)) continue;
+      sum[r * bins + bin] += std::min(kMaxSpeed, reference[group] / own);
+      ++count[r * bins + bin];
+    }
+  }
+  map.speed.resize(rows * bins);
+  for (std::size_t i = 0; i < map.speed.size(); ++i) map.speed[i] = count[i] ? sum[i] / count[i] : kNaN;
+}
+
+}  // namespace
+
+Diagnosis diagnose_run(const RunData& run, const RunAnalysis& analysis) {
+  Diagnosis out;
+  const std::size_t n = analysis.segment_count;
+  const DetailView view(run, n);
+  if (!analysis.estimate_possible || !view.valid() || analysis.segment_primary_group.size() != n ||
+      analysis.segment_delay_probability.size() != n || analysis.segment_lost_s.size() != n) {
+    return out;
+  }
+  out.available = true;
+  const auto world = static_cast<std::size_t>(std::max(0, run.meta.world_size));
+  std::vector<std::int64_t> row_of(world, -1);
+  for (std::size_t r = 0; r < run.detail.ranks.size(); ++r) {
+    const std::int32_t rank = run.detail.ranks[r];
+    if (rank >= 0 && static_cast<std::size_t>(rank) < world) row_of[rank] = static_cast<std::int64_t>(r);
+  }
+  const SegmentCharges charges = charge_segments(run, view, row_of);
+  name_ranks(run, analysis, charges, out);
+  split_components(analysis, charges, out);
+  const std::vector<double> end_s = segment_end_times(analysis, run);
+  find_episodes(run, analysis, end_s, out);
+  speed_map(run, analysis, view, end_s, out);
+  return out;
+}
+
+}  // namespace tremor::analysis

@@ -1,0 +1,317 @@
+// The diagnosis (where, when, what) on plain series and on bulk-synchronous
+// runs built cell by cell with planted truth: a slow rank, a loaded rank, a
+// slow node, a window, I/O delays, and a clean run that must name nothing.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+
+#include "tremor/analysis/analysis.hpp"
+#include "tremor/analysis/diagnosis.hpp"
+#include "tremor/config.hpp"
+
+using namespace tremor;
+using namespace tremor::analysis;
+namespace dm = tremor::analysis::diagnosis_math;
+
+namespace {
+
+// What one rank does in one segment before the closing collective.
+struct Cell {
+  double compute_s = 0.0;
+  double io_s = 0.0;
+  double work = 0.0;
+};
+using CellFunction = std::function<Cell(std::size_t rank, std::size_t segment)>;
+
+// Deterministic jitter in [-1, 1].
+double jitter(std::size_t a, std::size_t b) {
+  std::uint64_t x = a * 0x9e3779b97f4a7c15ULL + b * 0xbf58476d1ce4e5b9ULL + 1;
+  x ^= x >> 31;
+  x *= 0x94d049bb133111ebULL;
+  x ^= x >> 29;
+  return static_cast<double>(x % 2000001) / 1e6 - 1.0;
+}
+
+// One bin per distinct value (rounded to 1 ns / 1 work unit).
+struct Dictionary {
+  std::map<long long, std::uint16_t> index;
+  BinTable table;
+  std::uint16_t add(double value) {
+    const long long key = std::llround(value * 1e9);
+    auto [it, inserted] = index.emplace(key, static_cast<std::uint16_t>(table.size()));
+    if (inserted) table.push_back(Bin{static_cast<double>(key) * 1e-9, 1, value, value});
+    return it->second;
+  }
+};
+
+// A bulk-synchronous run: every rank computes (and does I/O), then all meet in
+// the closing collective, which ends `comm_s` after the last arrival.
+RunData bsp_run(std::size_t ranks, std::size_t per_node, std::size_t segments, const CellFunction& cell,
+                double comm_s = 2e-4) {
+  RunData run;
+  run.meta.tremor_version = "test";
+  run.meta.world_size = static_cast<std::int32_t>(ranks);
+  run.meta.node_count = static_cast<std::int32_t>((ranks + per_node - 1) / per_node);
+  run.meta.counter_source = "papi";
+  run.meta.counter_unit = "instructions";
+  run.meta.configuration = effective_configuration(Config{});
+  run.meta.call_names = {"MPI_Allreduce"};
+  run.meta.start_time_unix = 1.7e9;
+  for (std::size_t p = 0; p < ranks; ++p) {
+    const auto node = static_cast<std::int32_t>(p / per_node);
+    run.ranks.push_back(
+        {static_cast<std::int32_t>(p), "node" + std::to_string(node), node, static_cast<std::int32_t>(p % per_node)});
+  }
+  std::array<Dictionary, kQuantizedCount> bins;
+  DetailRanks& detail = run.detail;
+  detail.segments = segments;
+  for (auto& matrix : detail.global_index) matrix.resize(ranks * segments);
+  detail.signature_index.assign(ranks * segments, 0);
+  for (std::size_t p = 0; p < ranks; ++p) {
+    detail.ranks.push_back(static_cast<std::int32_t>(p));
+    detail.signature_offset.push_back(static_cast<std::uint32_t>(p));
+    FeatureVector features{};
+    features[index(Feature::coll_all_to_all)] = 1;
+    detail.signatures.push_back(features);
+  }
+  run.raw_totals.assign(ranks, QuantizedValues{});
+  run.raw_feature_totals.assign(ranks, FeatureVector{});
+  SegmentTable& table = run.segments;
+  double total = 0.0;
+  std::vector<Cell> cells(ranks);
+  for (std::size_t s = 0; s < segments; ++s) {
+    double last_arrival = 0.0;
+    for (std::size_t p = 0; p < ranks; ++p) {
+      cells[p] = cell(p, s);
+      last_arrival = std::max(last_arrival, cells[p].compute_s + cells[p].io_s);
+    }
+    const double duration = last_arrival + comm_s;
+    std::vector<double> mpi(ranks), work(ranks), io(ranks);
+    std::size_t late = 0;
+    for (std::size_t p = 0; p < ranks; ++p) {
+      mpi[p] = duration - cells[p].compute_s - cells[p].io_s;
+      work[p] = cells[p].work;
+      io[p] = cells[p].io_s;
+      if (mpi[p] < mpi[late]) late = p;
+      const QuantizedValues values{duration, mpi[p], io[p], mpi[p], work[p]};
+      for (std::size_t m = 0; m < kQuantizedCount; ++m) {
+        detail.global_index[m][p * segments + s] = bins[m].add(values[m]);
+        run.raw_totals[p][m] += values[m];
+      }
+    }
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[(v.size() - 1) / 2];
+    };
+    table.duration_s.push_back(duration);
+    table.duration_upper_s.push_back(duration);
+    table.work.push_back(median(work));
+    table.mpi_time_s.push_back(median(mpi));
+    table.io_time_s.push_back(median(io));
+    table.signature.push_back(0xabc);
+    table.late_rank.push_back(static_cast<std::int32_t>(late));
+    table.late_wait_s.push_back(comm_s);
+    table.closing_call.push_back(0);
+    total += duration;
+  }
+  for (std::size_t m = 0; m < kQuantizedCount; ++m) run.global_bins[m] = bins[m].table;
+  run.meta.run_time_s = total;
+  run.meta.end_time_unix = run.meta.start_time_unix + total;
+  return run;
+}
+
+constexpr double kCompute = 2e-3;
+constexpr double kWork = 1e6;
+
+Cell clean_cell(std::size_t rank, std::size_t segment) {
+  return {kCompute * (1.0 + 0.004 * jitter(rank, segment)), 0.0, kWork};
+}
+
+RunAnalysis analyze(const RunData& run) {
+  AnalysisParameters parameters;
+  parameters.replicas = 50;
+  parameters.scales = {2.0};
+  return analyze_run(run, parameters);
+}
+
+double interval_iou(double a0, double a1, double b0, double b1) {
+  const double overlap = std::max(0.0, std::min(a1, b1) - std::max(a0, b0));
+  return overlap / (std::max(a1, b1) - std::min(a0, b0));
+}
+
+}  // namespace
+
+TEST_CASE("median_excluding drops one member", "[diagnosis]") {
+  const std::vector<double> four = {1, 2, 3, 4};
+  CHECK(dm::median_excluding(four, 1) == 3);
+  CHECK(dm::median_excluding(four, 4) == 2);
+  CHECK(dm::median_excluding(four, 2) == 3);
+  const std::vector<double> two = {5, 7};
+  CHECK(dm::median_excluding(two, 7) == 5);
+  CHECK(dm::median_excluding(two, 5) == 7);
+  CHECK(std::isnan(dm::median_excluding(std::vector<double>{5}, 5)));
+}
+
+TEST_CASE("rank_kind: extra time with the same work is slow, with more work loaded", "[diagnosis]") {
+  CHECK(dm::rank_kind(1.2, 1.0) == "slow");
+  CHECK(dm::rank_kind(1.2, 1.01) == "slow");
+  CHECK(dm::rank_kind(1.2, 1.2) == "loaded");
+  CHECK(dm::rank_kind(1.2, 1.1) == "loaded");
+  CHECK(dm::rank_kind(1.0, 1.05) == "loaded");
+  CHECK(dm::rank_kind(std::nan(""), std::nan("")) == "slow");
+}
+
+TEST_CASE("slow_windows finds a dense window and ignores isolated spikes", "[diagnosis]") {
+  std::vector<double> series(400, 0.02);
+  for (std::size_t i = 7; i < series.size(); i += 37) series[i] = 1.0;  // sparse spikes
+  SECTION("clean with spikes: nothing") { CHECK(dm::slow_windows(series, 5).empty()); }
+  SECTION("a window of density 0.8") {
+    for (std::size_t i = 150; i < 250; ++i) series[i] = (i % 5 == 0) ? 0.05 : 0.97;
+    const auto windows = dm::slow_windows(series, 5);
+    REQUIRE(windows.size() == 1);
+    CHECK(windows[0].begin >= 148);
+    CHECK(windows[0].begin <= 152);
+    CHECK(windows[0].end >= 248);
+    CHECK(windows[0].end <= 252);
+    CHECK(windows[0].mean > 0.7);
+  }
+  SECTION("two windows") {
+    for (std::size_t i = 50; i < 80; ++i) series[i] = 0.9;
+    for (std::size_t i = 300; i < 340; ++i) series[i] = 0.95;
+    const auto windows = dm::slow_windows(series, 5);
+    REQUIRE(windows.size() == 2);
+    CHECK(windows[0].begin == 50);
+    CHECK(windows[1].end >= 340);  // 340 itself holds a spike
+    CHECK(windows[1].end <= 341);
+  }
+  SECTION("segmentation covers the series in order") {
+    const auto parts = dm::bernoulli_segmentation(series, 5, 256);
+    REQUIRE_FALSE(parts.empty());
+    CHECK(parts.front().begin == 0);
+    CHECK(parts.back().end == series.size());
+    for (std::size_t i = 1; i < parts.size(); ++i) CHECK(parts[i].begin == parts[i - 1].end);
+  }
+}
+
+TEST_CASE("a clean run names no slow rank and no episode", "[diagnosis]") {
+  const RunData run = bsp_run(4, 2, 400, clean_cell);
+  const RunAnalysis analysis = analyze(run);
+  const Diagnosis& d = analysis.diagnosis;
+  REQUIRE(d.available);
+  CHECK(d.slow_ranks.empty());
+  CHECK(d.slow_nodes.empty());
+  CHECK(d.episodes.empty());
+  CHECK(d.run_components.compute + d.run_components.mpi + d.run_components.io == Approx(100.0));
+  CHECK(d.run_components.compute > 85.0);
+  REQUIRE(d.rank_last_share.size() == 4);
+}
+
+TEST_CASE("a rank 10 % slow for the whole run is named first, kind slow, with its lost share", "[diagnosis]") {
+  const RunData run = bsp_run(4, 2, 400, [](std::size_t rank, std::size_t segment) {
+    Cell cell = clean_cell(rank, segment);
+    if (rank == 3) cell.compute_s *= 1.10;
+    return cell;
+  });
+  const RunAnalysis analysis = analyze(run);
+  const Diagnosis& d = analysis.diagnosis;
+  REQUIRE(d.available);
+  REQUIRE_FALSE(d.slow_ranks.empty());
+  CHECK(d.slow_ranks.size() == 1);
+  CHECK(d.slow_ranks[0].rank == 3);
+  CHECK(d.slow_ranks[0].kind == "slow");
+  CHECK(d.slow_ranks[0].last_share > 0.95);
+  // Truth: the others waited about 10 % of the compute in every segment.
+  const double truth = 100.0 * 400 * 0.10 * kCompute / run.meta.run_time_s;
+  CHECK(std::abs(d.slow_ranks[0].lost_percent - truth) < 1.0);
+  // No segment is slower than its group: the primary estimate sees nothing.
+  CHECK(analysis.lost_percent < 1.0);
+  CHECK(d.episodes.empty());
+  // Node 1 (ranks 2, 3) is the slow node.
+  REQUIRE(d.slow_nodes.size() == 1);
+  CHECK(d.slow_nodes[0].node_id == 1);
+}
+
+TEST_CASE("a rank with 10 % more work is loaded, not slow", "[diagnosis]") {
+  const RunData run = bsp_run(4, 2, 400, [](std::size_t rank, std::size_t segment) {
+    Cell cell = clean_cell(rank, segment);
+    if (rank == 2) {
+      cell.compute_s *= 1.10;
+      cell.work *= 1.10;
+    }
+    return cell;
+  });
+  const Diagnosis& d = analyze(run).diagnosis;
+  REQUIRE(d.slow_ranks.size() == 1);
+  CHECK(d.slow_ranks[0].rank == 2);
+  CHECK(d.slow_ranks[0].kind == "loaded");
+  CHECK(d.slow_ranks[0].work_ratio == Approx(1.10).epsilon(0.01));
+}
+
+TEST_CASE("a slow window on every rank is one episode with its time and ranks", "[diagnosis]") {
+  const RunData run = bsp_run(2, 2, 400, [](std::size_t rank, std::size_t segment) {
+    Cell cell = clean_cell(rank, segment);
+    if (segment >= 150 && segment < 250 && (segment + rank) % 2 == 0) cell.compute_s += 0.6e-3;
+    return cell;
+  });
+  const RunAnalysis analysis = analyze(run);
+  const Diagnosis& d = analysis.diagnosis;
+  REQUIRE(d.episodes.size() == 1);
+  const Episode& episode = d.episodes[0];
+  double before = 0.0, during = 0.0;
+  for (std::size_t s = 0; s < 250; ++s) (s < 150 ? before : during) += run.segments.duration_s[s];
+  const double scale = analysis.run_time_s / run.meta.run_time_s;
+  CHECK(interval_iou(episode.start_s, episode.end_s, before * scale, (before + during) * scale) >= 0.9);
+  CHECK(episode.start_unix == Approx(1.7e9 + episode.start_s));
+  CHECK(episode.lost_percent > 5.0);
+  CHECK(episode.ranks.size() == 2);
+  // The delay was compute on the late rank: the lost time is compute, not MPI.
+  CHECK(d.lost_components.compute > 0.8 * analysis.lost_percent);
+  CHECK(d.lost_components.compute + d.lost_components.mpi + d.lost_components.io ==
+        Approx(analysis.lost_percent).epsilon(0.05));
+}
+
+TEST_CASE("I/O delays on one rank put the lost time in file I/O", "[diagnosis]") {
+  const RunData run = bsp_run(4, 2, 400, [](std::size_t rank, std::size_t segment) {
+    Cell cell = clean_cell(rank, segment);
+    cell.io_s = 1e-4;
+    if (rank == 1 && segment % 10 == 3) cell.io_s += 3e-3;
+    return cell;
+  });
+  const RunAnalysis analysis = analyze(run);
+  const Diagnosis& d = analysis.diagnosis;
+  REQUIRE(analysis.lost_percent > 5.0);
+  CHECK(d.lost_components.io >= 0.8 * (d.lost_components.compute + d.lost_components.mpi + d.lost_components.io));
+  REQUIRE_FALSE(d.slow_ranks.empty());
+  CHECK(d.slow_ranks[0].rank == 1);
+  CHECK(d.episodes.empty());  // every tenth segment is no window
+}
+
+TEST_CASE("the speed map shows the slow rank's row below the others", "[diagnosis]") {
+  const RunData run = bsp_run(4, 2, 400, [](std::size_t rank, std::size_t segment) {
+    Cell cell = clean_cell(rank, segment);
+    if (rank == 3) cell.compute_s *= 1.25;
+    return cell;
+  });
+  const SpeedMap& map = analyze(run).diagnosis.speed;
+  REQUIRE(map.ranks.size() == 4);
+  const std::size_t bins = map.edges_s.size() - 1;
+  REQUIRE(map.speed.size() == 4 * bins);
+  auto row_mean = [&](std::size_t row) {
+    double sum = 0.0;
+    for (std::size_t b = 0; b < bins; ++b) sum += map.speed[row * bins + b];
+    return sum / static_cast<double>(bins);
+  };
+  CHECK(row_mean(0) > 0.97);
+  CHECK(row_mean(3) < 0.85);
+}
+
+TEST_CASE("no detail ranks: no diagnosis, and no failure", "[diagnosis]") {
+  RunData run = bsp_run(2, 2, 100, clean_cell);
+  run.detail = DetailRanks{};
+  const RunAnalysis analysis = analyze(run);
+  CHECK(analysis.estimate_possible);
+  CHECK_FALSE(analysis.diagnosis.available);
+}
