@@ -20,6 +20,7 @@ GROUP_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
 MAX_DISTRIBUTION_PANELS = 12
 MAX_STRAGGLER_BARS = 15
 EPISODE_COLOUR = "#ffd54f"
+EPISODE_OUTLINE = "#00b8f0"  # stands out on the speed map's magma colours
 # Compute, MPI, file I/O; used by no other chart, so a screenshot test can find the bars.
 COMPONENT_COLOURS = {"compute": "#3b6ea8", "mpi": "#59a14f", "io": "#b07aa1"}
 COMPONENT_LABELS = {"compute": "compute", "mpi": "MPI", "io": "file I/O"}
@@ -86,7 +87,7 @@ def speed_heatmap(run: RunView) -> bytes | None:
     image = axes.pcolormesh(run.speed_edges_s, np.arange(rows + 1) - 0.5, np.ma.masked_invalid(run.speed),
                             cmap=colours, vmin=0.5, vmax=1.05, shading="flat")
     for number, episode in enumerate(episodes(run)):
-        axes.axvspan(episode["start_s"], episode["end_s"], fill=False, edgecolor=EPISODE_COLOUR, linewidth=2,
+        axes.axvspan(episode["start_s"], episode["end_s"], fill=False, edgecolor=EPISODE_OUTLINE, linewidth=2.5,
                      label="episode" if number == 0 else None)
     step = max(1, rows // 16)
     axes.set_yticks(np.arange(0, rows, step))

@@ -1,6 +1,8 @@
 // The diagnosis (where, when, what) on plain series and on bulk-synchronous
 // runs built cell by cell with planted truth: a slow rank, a loaded rank, a
 // slow node, a window, I/O delays, and a clean run that must name nothing.
+#include <hdf5.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -8,9 +10,12 @@
 #include <limits>
 #include <map>
 
+#include "temp_dir.hpp"
 #include "tremor/analysis/analysis.hpp"
 #include "tremor/analysis/diagnosis.hpp"
+#include "tremor/analysis/report.hpp"
 #include "tremor/config.hpp"
+#include "tremor/run_file.hpp"
 
 using namespace tremor;
 using namespace tremor::analysis;
@@ -277,7 +282,7 @@ TEST_CASE("I/O delays on one rank put the lost time in file I/O", "[diagnosis]")
   const RunData run = bsp_run(4, 2, 400, [](std::size_t rank, std::size_t segment) {
     Cell cell = clean_cell(rank, segment);
     cell.io_s = 1e-4;
-    if (rank == 1 && segment % 10 == 3) cell.io_s += 3e-3;
+    if (rank == 1 && segment % 20 == 3) cell.io_s += 4e-3;
     return cell;
   });
   const RunAnalysis analysis = analyze(run);
@@ -286,7 +291,7 @@ TEST_CASE("I/O delays on one rank put the lost time in file I/O", "[diagnosis]")
   CHECK(d.lost_components.io >= 0.8 * (d.lost_components.compute + d.lost_components.mpi + d.lost_components.io));
   REQUIRE_FALSE(d.slow_ranks.empty());
   CHECK(d.slow_ranks[0].rank == 1);
-  CHECK(d.episodes.empty());  // every tenth segment is no window
+  CHECK(d.episodes.empty());  // every twentieth segment is no window
 }
 
 TEST_CASE("the speed map shows the slow rank's row below the others", "[diagnosis]") {
@@ -314,4 +319,100 @@ TEST_CASE("no detail ranks: no diagnosis, and no failure", "[diagnosis]") {
   const RunAnalysis analysis = analyze(run);
   CHECK(analysis.estimate_possible);
   CHECK_FALSE(analysis.diagnosis.available);
+}
+
+namespace {
+
+std::size_t longest_line(const std::string& text) {
+  std::size_t longest = 0, current = 0;
+  for (const char ch : text) {
+    if (ch == '\n') {
+      longest = std::max(longest, current);
+      current = 0;
+    } else if ((static_cast<unsigned char>(ch) & 0xC0) != 0x80) {
+      ++current;
+    }
+  }
+  return std::max(longest, current);
+}
+
+std::vector<double> read_doubles(hid_t file, const char* path) {
+  std::vector<double> values;
+  const hid_t dataset = H5Dopen2(file, path, H5P_DEFAULT);
+  if (dataset < 0) return values;
+  const hid_t space = H5Dget_space(dataset);
+  values.resize(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space)));
+  H5Dread(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
+  H5Sclose(space);
+  H5Dclose(dataset);
+  return values;
+}
+
+}  // namespace
+
+TEST_CASE("the text, JSON and /analysis forms carry the diagnosis", "[diagnosis][report]") {
+  // Rank 3 is 10 % slow throughout; every rank is slowed between segments 200 and 280.
+  const RunData run = bsp_run(4, 2, 400, [](std::size_t rank, std::size_t segment) {
+    Cell cell = clean_cell(rank, segment);
+    if (rank == 3) cell.compute_s *= 1.10;
+    if (segment >= 200 && segment < 280 && (segment + rank) % 4 == 0) cell.compute_s += 1.5e-3;
+    return cell;
+  });
+  tremor::test::TempDir dir;
+  const auto h5 = dir.path() / "run.h5";
+  const auto json_path = dir.path() / "run.json";
+  std::string error;
+  REQUIRE(write_run(h5, run, error));
+  std::ofstream(json_path).close();
+  Config config;
+  config.report = ReportFormat::text;
+  config.bootstrap_replicas = 50;
+  std::FILE* text_out = std::tmpfile();
+  REQUIRE(text_out);
+  report_run(run, config, h5, json_path, text_out);
+  std::rewind(text_out);
+  std::string text;
+  for (int ch; (ch = std::fgetc(text_out)) != EOF;) text += static_cast<char>(ch);
+  std::fclose(text_out);
+
+  CHECK(longest_line(text) <= 80);
+  CHECK_THAT(text, Catch::Contains("Where: ranks the others waited for"));
+  CHECK_THAT(text, Catch::Contains("  rank 3 "));
+  CHECK_THAT(text, Catch::Contains("When: episodes"));
+  CHECK_THAT(text, Catch::Contains("(22:13:2"));  // wall clock: the run started at 1.7e9 s, 22:13:20 UTC
+  CHECK_THAT(text, Catch::Contains("What: % of the run time"));
+
+  std::ifstream in(json_path);
+  const nlohmann::json json = nlohmann::json::parse(in);
+  const auto& diagnosis = json["diagnosis"];
+  REQUIRE(diagnosis.is_object());
+  REQUIRE(diagnosis["slow_ranks"].size() >= 1);
+  const auto& first = diagnosis["slow_ranks"][0];
+  CHECK(first["rank"] == 3);
+  CHECK(first["node"] == 1);
+  CHECK(first["hostname"] == "node1");
+  CHECK(first["kind"] == "slow");
+  for (const char* key : {"lost_percent", "last_share"}) CHECK(first[key].is_number());
+  REQUIRE(diagnosis["episodes"].size() == 1);
+  const auto& episode = diagnosis["episodes"][0];
+  for (const char* key : {"start_s", "end_s", "lost_percent"}) CHECK(episode[key].is_number());
+  CHECK(episode["ranks"].is_array());
+  CHECK(episode["start_utc"].get<std::string>().rfind("2023-11-14T22:", 0) == 0);
+  for (const char* split : {"run", "lost"}) {
+    for (const char* component : {"compute", "mpi", "io"}) CHECK(diagnosis["components"][split][component].is_number());
+  }
+  CHECK(diagnosis["slow_nodes"].is_array());
+
+  const hid_t file = H5Fopen(h5.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(file >= 0);
+  CHECK(read_doubles(file, "/analysis/diagnosis/slow_ranks/rank") == std::vector<double>(1, 3.0));
+  CHECK(read_doubles(file, "/analysis/diagnosis/ranks/last_share").size() == 4);
+  const std::vector<double> start = read_doubles(file, "/analysis/diagnosis/episodes/start_s");
+  REQUIRE(start.size() == 1);
+  CHECK(start[0] == Approx(episode["start_s"].get<double>()));
+  CHECK(read_doubles(file, "/analysis/diagnosis/components/run_percent").size() == 3);
+  const std::vector<double> edges = read_doubles(file, "/analysis/diagnosis/speed/edges_s");
+  REQUIRE(edges.size() >= 2);
+  CHECK(read_doubles(file, "/analysis/diagnosis/speed/speed").size() == 4 * (edges.size() - 1));
+  H5Fclose(file);
 }

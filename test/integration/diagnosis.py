@@ -11,7 +11,7 @@ Kinds:
              3 pp of the injected critical path
   window     every rank, 80 % of collectives delayed 3 ± 0.5 ms between 0.4 s
              and 0.9 s after MPI_Init: an episode matches the window, IoU >= 0.8
-  io_only    rank 1, a third of its checkpoint writes delayed 15 ± 5 ms: at least
+  io_only    rank 1, half of its checkpoint writes delayed 25 ± 5 ms: at least
              80 % of the lost time is file I/O
   clean      no injection: no slow rank, no episode
 Other load on a shared CI machine is real interference for the run, so a
@@ -41,12 +41,12 @@ KINDS = {
                           "TREMOR_INJECT_AFTER_S": str(WINDOW[0]), "TREMOR_INJECT_FOR_S": str(WINDOW[1] - WINDOW[0]),
                           "TREMOR_INJECT_MEAN_US": "3000", "TREMOR_INJECT_SD_US": "500"}, BASE),
     "io_only": ("behind", {"TREMOR_INJECT_CALLS": "posix", "TREMOR_INJECT_RANKS": "1",
-                           "TREMOR_INJECT_PROBABILITY": "0.33", "TREMOR_INJECT_MEAN_US": "15000",
+                           "TREMOR_INJECT_PROBABILITY": "0.5", "TREMOR_INJECT_MEAN_US": "25000",
                            "TREMOR_INJECT_SD_US": "5000"}, ["-n", "400", "-u", "2000", "-k", "10", "-q"]),
     "clean": (None, {}, BASE),
 }
 SLOW_RANK_TOLERANCE_PP = 3.0
-BUSY_PP = 10.0
+BUSY_PP = 5.0
 SKIPPED = 77
 
 

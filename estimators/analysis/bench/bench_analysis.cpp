@@ -29,6 +29,34 @@ void BM_AnalyzeRun(benchmark::State& state) {
 }
 BENCHMARK(BM_AnalyzeRun)->Arg(10'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->Iterations(3);
 
+// The diagnosis alone (diagnose_run, part of analyze_run above): state.range(0)
+// segments, state.range(1) processes on nodes of 8, 16 detail ranks.
+void BM_Diagnosis(benchmark::State& state) {
+  tremor::test::SyntheticSpec spec;
+  const auto half = static_cast<std::size_t>(state.range(0) / 2);
+  spec.groups = {{1e6, 0.010, half}, {5e6, 0.025, half}};
+  for (std::size_t s = 7; s < 2 * half; s += 997) spec.delays.push_back({s, 0.004, 3});
+  spec.world_size = static_cast<std::int32_t>(state.range(1));
+  spec.ranks_per_node = 8;
+  spec.detail_ranks = 16;
+  const tremor::RunData run = tremor::test::synthetic_run(spec);
+  tremor::analysis::AnalysisParameters parameters;
+  parameters.replicas = 20;
+  const tremor::analysis::RunAnalysis analysis = tremor::analysis::analyze_run(run, parameters);
+  for (auto _ : state) {
+    tremor::analysis::Diagnosis diagnosis = tremor::analysis::diagnose_run(run, analysis);
+    benchmark::DoNotOptimize(diagnosis.available);
+  }
+  state.counters["segments"] = static_cast<double>(run.segments.size());
+  state.counters["ranks"] = static_cast<double>(spec.world_size);
+}
+BENCHMARK(BM_Diagnosis)
+    ->Args({1'000'000, 16})
+    ->Args({100'000, 10'000})
+    ->Args({1'000'000, 10'000})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -260,11 +260,13 @@ std::vector<double> segment_end_times(const RunAnalysis& analysis, const RunData
 }
 
 void find_episodes(const RunData& run, const RunAnalysis& analysis, const std::vector<double>& end_s, Diagnosis& out) {
+  // Normalised slowdown: each segment's charge over its intrinsic duration.
   std::vector<double> series;
   std::vector<std::size_t> segment_of;
   for (std::size_t s = 0; s < analysis.segment_count; ++s) {
     if (analysis.segment_primary_group[s] < 0) continue;
-    series.push_back(analysis.segment_delay_probability[s]);
+    const double intrinsic = analysis.segment_intrinsic_s[s];
+    series.push_back(intrinsic > 0.0 ? analysis.segment_lost_s[s] / intrinsic : 0.0);
     segment_of.push_back(s);
   }
   const double start_unix = run.meta.start_time_unix > 0.0 ? run.meta.start_time_unix : kNaN;
@@ -282,7 +284,10 @@ void find_episodes(const RunData& run, const RunAnalysis& analysis, const std::v
     std::size_t delayed = 0;
     for (std::size_t s = episode.first_segment; s <= episode.last_segment; ++s) {
       lost += analysis.segment_lost_s[s];
-      if (analysis.segment_primary_group[s] < 0 || analysis.segment_delay_probability[s] < 0.5) continue;
+      const double intrinsic = analysis.segment_intrinsic_s[s];
+      if (analysis.segment_primary_group[s] < 0 || !(analysis.segment_lost_s[s] >= kEpisodeMinSlowdown * intrinsic)) {
+        continue;
+      }
       ++delayed;
       if (s < run.segments.late_rank.size()) ++late[run.segments.late_rank[s]];
     }

@@ -1,5 +1,5 @@
 // The pure pieces of the diagnosis: medians without one member, slow versus
-// loaded, and the change points of the delay-probability series.
+// loaded, and the change points of the normalised slowdown series.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -102,7 +102,7 @@ std::vector<Interval> bernoulli_segmentation(std::span<const double> series, std
 std::vector<Interval> slow_windows(std::span<const double> series, std::size_t min_length) {
   std::vector<Interval> windows;
   for (const Interval& part : bernoulli_segmentation(series, min_length, kMaxEpisodeIntervals)) {
-    if (part.mean < kEpisodeMinDelayedShare || part.end - part.begin < min_length) continue;
+    if (part.mean < kEpisodeMinSlowdown || part.end - part.begin < min_length) continue;
     if (!windows.empty() && windows.back().end == part.begin) {
       Interval& last = windows.back();
       const auto a = static_cast<double>(last.end - last.begin);

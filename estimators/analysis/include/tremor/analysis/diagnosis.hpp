@@ -81,12 +81,12 @@ struct Diagnosis {
 };
 
 // Thresholds (docs/report.md#diagnosis).
-inline constexpr double kMinNamedPercent = 1.0;         // excess over an equal share of the waiting
-inline constexpr double kLoadedWorkShare = 0.5;         // extra work explains this share of the extra time
-inline constexpr double kMinLoadedWorkExcess = 0.02;    // and is at least 2 %
-inline constexpr std::size_t kMinEpisodeSegments = 5;   // shortest window, segments
-inline constexpr double kMinEpisodeLostPercent = 1.0;   // least time lost in a window, % of run
-inline constexpr double kEpisodeMinDelayedShare = 0.5;  // mean delay probability inside a window
+inline constexpr double kMinNamedPercent = 1.0;        // excess over an equal share of the waiting
+inline constexpr double kLoadedWorkShare = 0.5;        // extra work explains this share of the extra time
+inline constexpr double kMinLoadedWorkExcess = 0.02;   // and is at least 2 %
+inline constexpr std::size_t kMinEpisodeSegments = 5;  // shortest window, segments
+inline constexpr double kMinEpisodeLostPercent = 1.0;  // least time lost in a window, % of run
+inline constexpr double kEpisodeMinSlowdown = 0.1;     // mean normalised slowdown inside a window
 inline constexpr std::size_t kMaxEpisodeIntervals = 256;
 inline constexpr std::size_t kMaxEpisodeRanks = 8;
 inline constexpr std::size_t kMaxSpeedBins = 400;
@@ -108,15 +108,15 @@ struct Interval {
   double mean = 0.0;
 };
 
-// Change points of a series of probabilities in [0, 1]: greedy binary
-// segmentation under a Bernoulli likelihood, a split kept while it gains more
-// than 2 log n, each part at least `min_length` long, at most `max_intervals`
-// parts. Returns the parts in order, covering the series.
+// Change points of a series in [0, 1] (values outside are clamped): greedy
+// binary segmentation under a Bernoulli (quasi-)likelihood, a split kept while
+// it gains more than 2 log n, each part at least `min_length` long, at most
+// `max_intervals` parts. Returns the parts in order, covering the series.
 std::vector<Interval> bernoulli_segmentation(std::span<const double> series, std::size_t min_length,
                                              std::size_t max_intervals);
 
-// The parts of bernoulli_segmentation with mean >= kEpisodeMinDelayedShare and
-// at least `min_length` values, adjacent ones merged.
+// The parts of bernoulli_segmentation of a normalised slowdown series with
+// mean >= kEpisodeMinSlowdown and at least `min_length` values, adjacent ones merged.
 std::vector<Interval> slow_windows(std::span<const double> series, std::size_t min_length);
 
 }  // namespace diagnosis_math
