@@ -416,3 +416,19 @@ TEST_CASE("the text, JSON and /analysis forms carry the diagnosis", "[diagnosis]
   CHECK(read_doubles(file, "/analysis/diagnosis/speed/speed").size() == 4 * (edges.size() - 1));
   H5Fclose(file);
 }
+
+TEST_CASE("bad values in the run file never break the diagnosis", "[diagnosis]") {
+  RunData run = bsp_run(4, 2, 200, clean_cell);
+  run.raw_totals[1][index(Quantized::duration)] = std::numeric_limits<double>::quiet_NaN();
+  run.raw_totals[2][index(Quantized::work)] = std::numeric_limits<double>::infinity();
+  run.segments.late_rank[5] = 999;
+  run.segments.late_rank[6] = -3;
+  run.global_bins[index(Quantized::mpi_time)][0].sum = std::numeric_limits<double>::quiet_NaN();
+  run.ranks[3].rank = 77;
+  const RunAnalysis analysis = analyze(run);
+  REQUIRE(analysis.diagnosis.available);
+  CHECK(std::isnan(analysis.diagnosis.rank_time_ratio[1]));
+  CHECK(std::isnan(analysis.diagnosis.rank_work_ratio[2]));
+  const ComponentShares& run_split = analysis.diagnosis.run_components;
+  CHECK(std::isfinite(run_split.compute + run_split.mpi + run_split.io));
+}

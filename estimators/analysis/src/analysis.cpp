@@ -314,8 +314,8 @@ RunAnalysis analyze_run(const RunData& run, const AnalysisParameters& parameters
   analysis.estimate_possible = analysis.no_estimate_reason.empty();
   if (analysis.estimate_possible) {
     localize_stragglers(run, analysis);
-    analysis.diagnosis = diagnose_run(run, analysis);
     detail::fit_groups_and_predict(run, analysis);
+    analysis.diagnosis = diagnose_run(run, analysis);
   }
   add_warnings(run, analysis);
   return analysis;

@@ -57,13 +57,15 @@ class DetailView {
 };
 
 struct SegmentCharges {
-  std::vector<double> waited_s;                      // the others' wait for the late rank
-  std::vector<std::array<double, 3>> critical_path;  // the late rank's compute, MPI, I/O
+  std::vector<double> waited_by_rank;  // the others' wait for each rank, summed over the segments it was last
+  double total_waited = 0.0;
+  // Per segment the late rank's compute, MPI and I/O time; float: it is kept for every segment.
+  std::vector<std::array<float, 3>> critical_path;
 };
 
 SegmentCharges charge_segments(const RunData& run, const DetailView& view, const std::vector<std::int64_t>& row_of) {
   const std::size_t n = run.segments.size();
-  SegmentCharges charges{std::vector<double>(n, 0.0), std::vector<std::array<double, 3>>(n)};
+  SegmentCharges charges{std::vector<double>(row_of.size(), 0.0), 0.0, std::vector<std::array<float, 3>>(n)};
   const std::size_t rows = view.rows();
   std::vector<double> busy(rows);
   std::vector<double> others;
@@ -86,20 +88,38 @@ SegmentCharges charge_segments(const RunData& run, const DetailView& view, const
       }
       const auto middle = others.begin() + static_cast<std::ptrdiff_t>((others.size() - 1) / 2);
       std::nth_element(others.begin(), middle, others.end());
-      charges.waited_s[s] = std::max(0.0, busy[late] - *middle);
+      const double waited = std::max(0.0, busy[late] - *middle);
+      charges.total_waited += waited;
+      if (late_rank >= 0 && static_cast<std::size_t>(late_rank) < row_of.size()) {
+        charges.waited_by_rank[late_rank] += waited;
+      }
     }
     const double duration = view.value(Quantized::duration, late, s);
     const double mpi = view.value(Quantized::mpi_time, late, s);
     const double io = view.value(Quantized::io_time, late, s);
-    charges.critical_path[s] = {std::max(0.0, duration - mpi - io), mpi, std::min(io, std::max(0.0, duration - mpi))};
+    const auto finite = [](double value) {
+      return static_cast<float>(std::isfinite(value) ? std::max(0.0, value) : 0.0);
+    };
+    charges.critical_path[s] = {finite(duration - mpi - io), finite(mpi), std::min(finite(io), finite(duration - mpi))};
   }
   return charges;
 }
 
-// Reference of `values` without the member at `self`: the median of the others.
+// `value` over the median of the others (`sorted`: the finite values of all, `value` among them).
 double ratio_to_others(const std::vector<double>& sorted, double value) {
+  if (!std::isfinite(value)) return kNaN;
   const double reference = dm::median_excluding(sorted, value);
-  return reference > 0.0 && std::isfinite(value) ? value / reference : kNaN;
+  return reference > 0.0 ? value / reference : kNaN;
+}
+
+// The finite values, ascending (a corrupt file's NaN must not reach std::sort).
+std::vector<double> sorted_finite(const std::vector<double>& values) {
+  std::vector<double> sorted;
+  for (const double value : values) {
+    if (std::isfinite(value)) sorted.push_back(value);
+  }
+  std::sort(sorted.begin(), sorted.end());
+  return sorted;
 }
 
 void name_ranks(const RunData& run, const RunAnalysis& analysis, const SegmentCharges& charges, Diagnosis& out) {
@@ -107,27 +127,23 @@ void name_ranks(const RunData& run, const RunAnalysis& analysis, const SegmentCh
   const std::size_t n = analysis.segment_count;
   const double run_time = analysis.run_time_s;
   std::vector<std::size_t> last(world, 0);
-  std::vector<double> waited(world, 0.0);
-  double total_waited = 0.0;
+  const std::vector<double>& waited = charges.waited_by_rank;
+  const double total_waited = charges.total_waited;
   for (std::size_t s = 0; s < n; ++s) {
-    total_waited += charges.waited_s[s];
     const std::int32_t rank = s < run.segments.late_rank.size() ? run.segments.late_rank[s] : -1;
-    if (rank < 0 || static_cast<std::size_t>(rank) >= world) continue;
-    ++last[rank];
-    waited[rank] += charges.waited_s[s];
+    if (rank >= 0 && static_cast<std::size_t>(rank) < world) ++last[rank];
   }
   // Exact totals: time outside MPI and work per rank.
   std::vector<double> busy(world, kNaN), work(world, kNaN);
   if (run.raw_totals.size() == world) {
     for (std::size_t p = 0; p < world; ++p) {
       const QuantizedValues& totals = run.raw_totals[p];
-      busy[p] = std::max(0.0, totals[index(Quantized::duration)] - totals[index(Quantized::mpi_time)]);
+      const double outside_mpi = totals[index(Quantized::duration)] - totals[index(Quantized::mpi_time)];
+      busy[p] = std::isfinite(outside_mpi) ? std::max(0.0, outside_mpi) : kNaN;
       work[p] = totals[index(Quantized::work)];
     }
   }
-  std::vector<double> busy_sorted = busy, work_sorted = work;
-  std::sort(busy_sorted.begin(), busy_sorted.end());
-  std::sort(work_sorted.begin(), work_sorted.end());
+  const std::vector<double> busy_sorted = sorted_finite(busy), work_sorted = sorted_finite(work);
   std::vector<const RankInfo*> info(world, nullptr);
   for (const RankInfo& rank : run.ranks) {
     if (rank.rank >= 0 && static_cast<std::size_t>(rank.rank) < world) info[rank.rank] = &rank;
@@ -180,8 +196,8 @@ void name_ranks(const RunData& run, const RunAnalysis& analysis, const SegmentCh
     node_busy.push_back(sums[id][1] / static_cast<double>(node.ranks));
     node_work.push_back(sums[id][2] / static_cast<double>(node.ranks));
   }
-  std::sort(node_busy.begin(), node_busy.end());
-  std::sort(node_work.begin(), node_work.end());
+  node_busy = sorted_finite(node_busy);
+  node_work = sorted_finite(node_work);
   for (auto& [id, node] : nodes) {
     const double ranks = static_cast<double>(node.ranks);
     const double excess = percent * (sums[id][0] - total_waited * ranks / static_cast<double>(world));
@@ -204,15 +220,15 @@ void split_components(const RunAnalysis& analysis, const SegmentCharges& charges
   const std::size_t n = analysis.segment_count;
   std::array<double, 3> run{}, lost{};
   // Per group: the late rank's components in clean segments, else in all.
-  std::map<std::int64_t, std::array<std::array<std::vector<double>, 3>, 2>> samples;
+  std::map<std::int32_t, std::array<std::array<std::vector<float>, 3>, 2>> samples;
   for (std::size_t s = 0; s < n; ++s) {
     for (std::size_t c = 0; c < 3; ++c) run[c] += charges.critical_path[s][c];
-    const std::int64_t group = analysis.segment_primary_group[s];
+    const std::int32_t group = analysis.segment_primary_group[s];
     if (group < 0) continue;
     const bool clean = analysis.segment_delay_probability[s] < 0.5;
     for (std::size_t c = 0; c < 3; ++c) samples[group][clean ? 0 : 1][c].push_back(charges.critical_path[s][c]);
   }
-  std::map<std::int64_t, std::array<double, 3>> reference;
+  std::map<std::int32_t, std::array<double, 3>> reference;
   for (auto& [group, sample] : samples) {
     auto& source = sample[0][0].empty() ? sample[1] : sample[0];
     for (std::size_t c = 0; c < 3; ++c) {
@@ -223,7 +239,7 @@ void split_components(const RunAnalysis& analysis, const SegmentCharges& charges
   }
   for (std::size_t s = 0; s < n; ++s) {
     const double charge = analysis.segment_lost_s[s];
-    const std::int64_t group = analysis.segment_primary_group[s];
+    const std::int32_t group = analysis.segment_primary_group[s];
     if (!(charge > 0.0) || group < 0) continue;
     std::array<double, 3> growth{};
     double total = 0.0;
@@ -232,7 +248,7 @@ void split_components(const RunAnalysis& analysis, const SegmentCharges& charges
       total += growth[c];
     }
     if (!(total > 0.0)) {  // nothing grew: split like the segment itself
-      growth = charges.critical_path[s];
+      for (std::size_t c = 0; c < 3; ++c) growth[c] = charges.critical_path[s][c];
       total = growth[0] + growth[1] + growth[2];
     }
     if (!(total > 0.0)) continue;
@@ -243,6 +259,14 @@ void split_components(const RunAnalysis& analysis, const SegmentCharges& charges
   const double lost_scale = analysis.run_time_s > 0.0 ? 100.0 / analysis.run_time_s : 0.0;
   out.run_components = {run_scale * run[0], run_scale * run[1], run_scale * run[2]};
   out.lost_components = {lost_scale * lost[0], lost_scale * lost[1], lost_scale * lost[2]};
+}
+
+// The intrinsic duration of a segment's primary group (0 outside usable groups).
+double intrinsic_of(const RunAnalysis& analysis, std::size_t segment) {
+  const std::int32_t group = analysis.segment_primary_group[segment];
+  return group >= 0 && static_cast<std::size_t>(group) < analysis.primary_intrinsic_s.size()
+             ? analysis.primary_intrinsic_s[group]
+             : 0.0;
 }
 
 // Segment end times since MPI_Init: the durations summed, scaled to the run time.
@@ -265,7 +289,7 @@ void find_episodes(const RunData& run, const RunAnalysis& analysis, const std::v
   std::vector<std::size_t> segment_of;
   for (std::size_t s = 0; s < analysis.segment_count; ++s) {
     if (analysis.segment_primary_group[s] < 0) continue;
-    const double intrinsic = analysis.segment_intrinsic_s[s];
+    const double intrinsic = intrinsic_of(analysis, s);
     series.push_back(intrinsic > 0.0 ? analysis.segment_lost_s[s] / intrinsic : 0.0);
     segment_of.push_back(s);
   }
@@ -284,7 +308,7 @@ void find_episodes(const RunData& run, const RunAnalysis& analysis, const std::v
     std::size_t delayed = 0;
     for (std::size_t s = episode.first_segment; s <= episode.last_segment; ++s) {
       lost += analysis.segment_lost_s[s];
-      const double intrinsic = analysis.segment_intrinsic_s[s];
+      const double intrinsic = intrinsic_of(analysis, s);
       if (analysis.segment_primary_group[s] < 0 || !(analysis.segment_lost_s[s] >= kEpisodeMinSlowdown * intrinsic)) {
         continue;
       }
@@ -317,11 +341,11 @@ void speed_map(const RunData& run, const RunAnalysis& analysis, const DetailView
     for (std::size_t r = 0; r < rows; ++r) least = std::min(least, view.value(Quantized::mpi_time, r, s));
     return least;
   };
-  std::map<std::int64_t, std::vector<std::size_t>> members;
+  std::map<std::int32_t, std::vector<std::size_t>> members;
   for (std::size_t s = 0; s < n; ++s) {
     if (analysis.segment_primary_group[s] >= 0) members[analysis.segment_primary_group[s]].push_back(s);
   }
-  std::map<std::int64_t, double> reference;
+  std::map<std::int32_t, double> reference;
   std::vector<double> cells;
   for (const auto& [group, segments] : members) {
     const std::size_t wanted = std::max<std::size_t>(1, kReferenceCells / rows);
@@ -345,7 +369,7 @@ void speed_map(const RunData& run, const RunAnalysis& analysis, const DetailView
   std::vector<double> sum(rows * bins, 0.0);
   std::vector<std::uint32_t> count(rows * bins, 0);
   for (std::size_t s = 0; s < n; ++s) {
-    const std::int64_t group = analysis.segment_primary_group[s];
+    const std::int32_t group = analysis.segment_primary_group[s];
     if (group < 0) continue;
     const double middle = 0.5 * ((s ? end_s[s - 1] : 0.0) + end_s[s]);
     const auto bin = std::min(bins - 1, static_cast<std::size_t>(middle / span * static_cast<double>(bins)));

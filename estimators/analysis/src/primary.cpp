@@ -135,8 +135,7 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   const std::size_t n = analysis.segment_count;
   analysis.segment_lost_s.assign(n, 0.0);
   analysis.segment_primary_group.assign(n, -1);
-  analysis.segment_delay_probability.assign(n, 0.0);
-  analysis.segment_intrinsic_s.assign(n, 0.0);
+  analysis.segment_delay_probability.assign(n, 0.0F);
   std::vector<std::uint8_t> interfered(n, 0);
   std::vector<std::uint8_t> split_off(n, 0);
   const auto min_size = static_cast<std::size_t>(std::max(1, analysis.parameters.min_group));
@@ -174,6 +173,8 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   analysis.most_segments_delayed = estimate.lower_start_chosen;
   analysis.clean_relative_spread = estimate.relative_spread;
   analysis.delay_probability = estimate.delay_probability;
+  analysis.primary_intrinsic_s.clear();
+  for (const est::GroupIntrinsic& group : estimate.groups) analysis.primary_intrinsic_s.push_back(group.baseline);
   analysis.relative_delay_mean = estimate.relative_delay_mean;
 
   std::vector<double> intrinsic_weight(analysis.groups.size(), 0.0);
@@ -182,9 +183,8 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
     for (std::size_t j = 0; j < groups[i].members.size(); ++j) {
       const std::size_t segment = groups[i].members[j];
       analysis.segment_lost_s[segment] = estimate.lost[i][j];
-      analysis.segment_primary_group[segment] = static_cast<std::int64_t>(i);
-      analysis.segment_delay_probability[segment] = estimate.probability[i][j];
-      analysis.segment_intrinsic_s[segment] = estimate.groups[i].baseline;
+      analysis.segment_primary_group[segment] = static_cast<std::int32_t>(i);
+      analysis.segment_delay_probability[segment] = static_cast<float>(estimate.probability[i][j]);
       interfered[segment] = estimate.probability[i][j] >= 0.5 && estimate.lost[i][j] > 0.0;
     }
     parent.lost_s += estimate.groups[i].lost;

@@ -107,14 +107,16 @@ struct RunAnalysis {
   double lost_percent = 0.0;
   double lost_percent_low = 0.0;  // 95 % (parameters.ci) interval
   double lost_percent_high = 0.0;
-  double intrinsic_run_time_s = 0.0;                // run time - lost time
-  std::vector<double> segment_lost_s;               // primary, per segment
-  std::vector<std::int64_t> segment_primary_group;  // primary subgroup, -1 outside usable groups
-  std::vector<double> segment_delay_probability;    // primary posterior P(delayed)
-  std::vector<double> segment_intrinsic_s;          // the subgroup's intrinsic duration
-  std::size_t primary_groups = 0;                   // groups after splitting by the previous segment's signature
-  std::size_t recurring_segments = 0;  // in split-off subgroups: compared with the same place in the cycle only
-  double clean_relative_spread = 0.0;  // pooled mixture: sigma, p, tau (relative to the intrinsic duration)
+  double intrinsic_run_time_s = 0.0;   // run time - lost time
+  std::vector<double> segment_lost_s;  // primary, per segment
+  // Compact (they are kept for every segment): the primary subgroup (-1 outside
+  // usable groups), its posterior P(delayed), and each subgroup's intrinsic duration.
+  std::vector<std::int32_t> segment_primary_group;
+  std::vector<float> segment_delay_probability;
+  std::vector<double> primary_intrinsic_s;  // per primary subgroup
+  std::size_t primary_groups = 0;           // groups after splitting by the previous segment's signature
+  std::size_t recurring_segments = 0;       // in split-off subgroups: compared with the same place in the cycle only
+  double clean_relative_spread = 0.0;       // pooled mixture: sigma, p, tau (relative to the intrinsic duration)
   double delay_probability = 0.0;
   double relative_delay_mean = 0.0;
   double unexplained_spread_ratio = 0.0;  // durations' spread / work's (0: no work column)

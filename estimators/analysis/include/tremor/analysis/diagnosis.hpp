@@ -122,7 +122,7 @@ std::vector<Interval> slow_windows(std::span<const double> series, std::size_t m
 }  // namespace diagnosis_math
 
 // Needs analyze_run's primary estimate (segment_lost_s, segment_primary_group,
-// segment_delay_probability, segment_intrinsic_s).
+// segment_delay_probability, primary_intrinsic_s).
 Diagnosis diagnose_run(const RunData& run, const RunAnalysis& analysis);
 
 }  // namespace tremor::analysis
