@@ -28,10 +28,11 @@ struct IntrinsicOptions {
   double anchor_quantile = 0.05;
   /// Each group's clean spread is read between the anchor and this quantile of its clean segments.
   double spread_quantile = 0.25;
-  /// When the durations' relative spread exceeds the work's by more than
-  /// this factor (size-weighted median over groups), most segments were
-  /// delayed and the clean spread is read only up to low_start_spread_quantile
-  /// (0 turns this off). Clean runs measured 1.0-1.5, most segments delayed 4-25.
+  /// When the durations' relative spread exceeds the work's by more than this
+  /// factor (size-weighted median over groups, the larger of the quartile and
+  /// the low-side (5 %-25 %) ratio), most segments were delayed and the clean
+  /// spread is read only up to low_start_spread_quantile (0 turns this off).
+  /// Low-side ratio: clean runs 0.8-2.2 (demo, MOCASSIN, Elk), 90 % delayed 6-12.
   double maximum_unexplained_spread_ratio = 3.0;
   double low_start_spread_quantile = 0.08;
   /// The pooled clean spread is at least this many times the work's relative
