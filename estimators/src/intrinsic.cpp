@@ -219,12 +219,9 @@ struct ModelFit {
   std::vector<double> share;
 };
 
-// Relative spread of positive values read on their low side: (q25 − q05) over
-// the normal scores' distance, divided by the median. The low side is where the
-// anchor and the clean spread are read, and delays (which only add time) or a
-// cold cache after one (which adds work) barely move it in the work.
-// Robust relative spread (interquartile range / 1.349 / median) of positive values.
-double quartile_spread(std::vector<double> values) {
+// Relative spread of positive values from two of their quantiles: their
+// distance over the normal scores' distance, divided by the median.
+double relative_quantile_spread(std::vector<double> values, double low, double high) {
   std::erase_if(values, [](double v) { return !std::isfinite(v) || !(v > 0.0); });
   if (values.size() < 8) return 0.0;
   std::sort(values.begin(), values.end());
@@ -232,19 +229,17 @@ double quartile_spread(std::vector<double> values) {
     return values[static_cast<std::size_t>(std::llround(q * static_cast<double>(values.size() - 1)))];
   };
   const double median = at(0.5);
-  return median > 0.0 ? (at(0.75) - at(0.25)) / 1.349 / median : 0.0;
+  return median > 0.0 ? (at(high) - at(low)) / (normal_quantile(high) - normal_quantile(low)) / median : 0.0;
 }
 
+// Robust relative spread from the quartiles (IQR / 1.349 / median).
+double quartile_spread(std::vector<double> values) { return relative_quantile_spread(std::move(values), 0.25, 0.75); }
+
+// The same read on the low side (5 % to 25 %), where the anchor and the clean
+// spread are read: delays (which only add time) or a cold cache after one
+// (which adds work) barely move it in the work.
 double low_side_relative_spread(std::vector<double> values) {
-  std::erase_if(values, [](double v) { return !std::isfinite(v) || !(v > 0.0); });
-  if (values.size() < 8) return 0.0;
-  std::sort(values.begin(), values.end());
-  auto at = [&](double q) {
-    return values[static_cast<std::size_t>(std::llround(q * static_cast<double>(values.size() - 1)))];
-  };
-  const double median = at(0.5);
-  const double score_distance = normal_quantile(0.25) - normal_quantile(0.05);
-  return median > 0.0 ? (at(0.25) - at(0.05)) / score_distance / median : 0.0;
+  return relative_quantile_spread(std::move(values), 0.05, 0.25);
 }
 
 struct WorkSpread {

@@ -124,3 +124,17 @@ def markdown_cell(value):
     if isinstance(value, float):
         return "–" if math.isnan(value) else f"{value:.3g}"
     return str(value)
+
+
+def injected_percent(h5):
+    """The injected critical path of a run file: per segment the largest delay
+    sum over ranks (/injection/segment; segment -1, Tremor's own start-up, left
+    out), summed, in % of the run time."""
+    if "injection" not in h5 or h5["injection/rank"].shape[0] == 0:
+        return 0.0
+    per_segment = {}
+    for segment, rank, spent in zip(h5["injection/segment"][:], h5["injection/rank"][:], h5["injection/spent_us"][:]):
+        if segment >= 0:
+            ranks = per_segment.setdefault(int(segment), {})
+            ranks[int(rank)] = ranks.get(int(rank), 0.0) + float(spent) * 1e-6
+    return 100.0 * sum(max(v.values()) for v in per_segment.values()) / float(h5.attrs["run_time_s"])

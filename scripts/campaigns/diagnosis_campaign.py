@@ -60,17 +60,6 @@ COLUMNS = ["kind", "run", "truth_percent", "lost_percent", "first_rank", "first_
            "slow_ranks", "episodes", "best_iou", "io_share", "run_time_s", "load_1min"]
 
 
-def injected_percent(h5):
-    if "injection" not in h5 or h5["injection/rank"].shape[0] == 0:
-        return 0.0
-    per_segment = {}
-    for segment, rank, spent in zip(h5["injection/segment"][:], h5["injection/rank"][:], h5["injection/spent_us"][:]):
-        if segment >= 0:
-            ranks = per_segment.setdefault(int(segment), {})
-            ranks[int(rank)] = ranks.get(int(rank), 0.0) + float(spent) * 1e-6
-    return 100.0 * sum(max(v.values()) for v in per_segment.values()) / float(h5.attrs["run_time_s"])
-
-
 def iou(a, b):
     overlap = max(0.0, min(a[1], b[1]) - max(a[0], b[0]))
     return overlap / (max(a[1], b[1]) - min(a[0], b[0]))
@@ -91,7 +80,7 @@ def run_once(build, kind, run, units, work):
                    check=True, capture_output=True, timeout=600)
     path = glob.glob(os.path.join(out, "*.h5"))[0]
     with h5py.File(path, "r") as h5:
-        truth = injected_percent(h5)
+        truth = common.injected_percent(h5)
         report = json.loads(h5["analysis/report_json"][()])
     diagnosis = report["diagnosis"] or {"slow_ranks": [], "episodes": [], "components": {"lost": {}}}
     slow, episodes, lost = diagnosis["slow_ranks"], diagnosis["episodes"], diagnosis["components"]["lost"]

@@ -91,22 +91,6 @@ def add_wall_clock(rows):
                                if times else "")
 
 
-def injected_percent(h5):
-    if "injection" not in h5 or h5["injection/rank"].shape[0] == 0:
-        return 0.0
-    tags = h5["injection/segment"][:]
-    ranks = h5["injection/rank"][:]
-    spent = h5["injection/spent_us"][:] * 1e-6
-    per_segment = {}
-    for segment, rank, delay in zip(tags, ranks, spent):
-        if segment < 0:
-            continue
-        ranks_of = per_segment.setdefault(int(segment), {})
-        ranks_of[int(rank)] = ranks_of.get(int(rank), 0.0) + float(delay)
-    critical = sum(max(v.values()) for v in per_segment.values())
-    return 100.0 * critical / float(h5.attrs["run_time_s"])
-
-
 # Kinds that change the demo's own arguments run only on the demo.
 DEMO_ONLY = {"checkpoint", "io_clean"}
 # Windows on a real application cover the same share of its run as on the
@@ -152,7 +136,7 @@ def run_once(setup, kind, run, work):
         command = setup["command"]
     _, path, _ = common.run_under_launcher(setup["launcher"], setup["np"], preload, command, env, out, 900)
     with h5py.File(path, "r") as h5:
-        truth = injected_percent(h5)
+        truth = common.injected_percent(h5)
     report = json.loads(subprocess.run([setup["tremor"], "analyze", "--json", path], capture_output=True, text=True,
                                        check=True).stdout)
     low, high = report["lost_percent_ci"]
