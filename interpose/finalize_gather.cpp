@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -12,7 +13,7 @@
 #include "process_facts.hpp"
 #include "recorder.hpp"
 #include "tremor/inject_api.h"
-#include "tremor/program_merge.hpp"
+#include "tremor/code_column.hpp"
 #include "tremor/run_assembly.hpp"
 
 namespace tremor::interpose {
@@ -56,49 +57,43 @@ void gather_totals(const Context& ctx, const FinalizedSegments& local, RunData* 
               ctx.root() ? run->raw_feature_totals.data() : nullptr, kFeatureCount, MPI_UINT64_T, 0, ctx.comm);
 }
 
-// Gathers one metric's bins, merges them program-wide on the root and
-// returns this rank's local -> global index map.
-std::vector<std::uint16_t> merge_metric_bins(const Context& ctx, const BinTable& local_bins, BinTable* global_bins) {
-  const int local_count = static_cast<int>(local_bins.size());
-  std::vector<int> counts(ctx.root() ? static_cast<std::size_t>(ctx.size) : 0);
-  PMPI_Gather(&local_count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, ctx.comm);
-  std::vector<int> byte_counts, byte_displs;
-  std::vector<Bin> gathered;
-  if (ctx.root()) {
-    int offset = 0;
-    for (int c : counts) {
-      byte_counts.push_back(c * static_cast<int>(sizeof(Bin)));
-      byte_displs.push_back(offset * static_cast<int>(sizeof(Bin)));
-      offset += c;
-    }
-    gathered.resize(static_cast<std::size_t>(offset));
+// The program-wide bins of one metric: the union of the log codes every rank
+// used (a bitwise OR of 8 KiB), counts summed on the root. Exact, and the
+// same as merge_program_bins on the gathered tables. Returns this rank's
+// local -> global index map.
+std::vector<std::uint16_t> merge_metric_bins(const Context& ctx, Quantized metric, const BinTable& local_bins,
+                                             BinTable* global_bins) {
+  constexpr std::size_t kWords = 65536 / 64;
+  std::vector<std::uint64_t> used(kWords, 0);
+  for (const Bin& bin : local_bins) used[bin.code / 64] |= std::uint64_t{1} << (bin.code % 64);
+  PMPI_Allreduce(MPI_IN_PLACE, used.data(), static_cast<int>(kWords), MPI_UINT64_T, MPI_BOR, ctx.comm);
+  // Global index of a code: the number of used codes below it.
+  std::vector<std::uint32_t> before_word(kWords + 1, 0);
+  for (std::size_t w = 0; w < kWords; ++w)
+    before_word[w + 1] = before_word[w] + static_cast<std::uint32_t>(std::popcount(used[w]));
+  auto global_of = [&](std::uint16_t code) {
+    const std::uint64_t below = used[code / 64] & ((std::uint64_t{1} << (code % 64)) - 1);
+    return static_cast<std::uint16_t>(before_word[code / 64] + static_cast<std::uint32_t>(std::popcount(below)));
+  };
+  const std::size_t global_count = before_word[kWords];
+  std::vector<std::uint64_t> counts(global_count, 0), totals(ctx.root() ? global_count : 0, 0);
+  std::vector<std::uint16_t> map;
+  map.reserve(local_bins.size());
+  for (const Bin& bin : local_bins) {
+    map.push_back(global_of(bin.code));
+    counts[map.back()] = bin.count;
   }
-  PMPI_Gatherv(local_bins.data(), local_count * static_cast<int>(sizeof(Bin)), MPI_BYTE, gathered.data(),
-               byte_counts.data(), byte_displs.data(), MPI_BYTE, 0, ctx.comm);
-  std::vector<std::uint16_t> all_maps;
-  std::vector<int> map_displs;
+  PMPI_Reduce(counts.data(), totals.data(), static_cast<int>(global_count), MPI_UINT64_T, MPI_SUM, 0, ctx.comm);
   if (ctx.root()) {
-    std::vector<BinTable> per_rank(static_cast<std::size_t>(ctx.size));
-    std::size_t offset = 0;
-    for (int r = 0; r < ctx.size; ++r) {
-      const auto c = static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]);
-      per_rank[static_cast<std::size_t>(r)].assign(gathered.begin() + static_cast<std::ptrdiff_t>(offset),
-                                                   gathered.begin() + static_cast<std::ptrdiff_t>(offset + c));
-      offset += c;
-    }
-    ProgramBins merged = merge_program_bins(per_rank);
-    *global_bins = std::move(merged.bins);
-    int displ = 0;
-    for (int r = 0; r < ctx.size; ++r) {
-      const auto& map = merged.local_to_global[static_cast<std::size_t>(r)];
-      all_maps.insert(all_maps.end(), map.begin(), map.end());
-      map_displs.push_back(displ);
-      displ += static_cast<int>(map.size());
-    }
+    global_bins->clear();
+    global_bins->reserve(global_count);
+    std::size_t g = 0;
+    for (std::size_t w = 0; w < kWords; ++w)
+      for (std::uint64_t bits = used[w]; bits != 0; bits &= bits - 1) {
+        const auto code = static_cast<std::uint16_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+        global_bins->push_back(code_bin(code, totals[g++], code_scale(metric)));
+      }
   }
-  std::vector<std::uint16_t> map(static_cast<std::size_t>(local_count));
-  PMPI_Scatterv(all_maps.data(), counts.data(), map_displs.data(), MPI_UINT16_T, map.data(), local_count, MPI_UINT16_T,
-                0, ctx.comm);
   return map;
 }
 
@@ -180,7 +175,7 @@ std::optional<RunData> gather_run(MPI_Comm comm, const Recorder& recorder, const
   // Program-wide bins and this rank's segments as global bin indices.
   std::array<std::vector<std::uint16_t>, kQuantizedCount> global_index;
   for (std::size_t m = 0; m < kQuantizedCount; ++m) {
-    const auto map = merge_metric_bins(ctx, local.bins[m], &run.global_bins[m]);
+    const auto map = merge_metric_bins(ctx, static_cast<Quantized>(m), local.bins[m], &run.global_bins[m]);
     global_index[m].resize(n);
     for (std::size_t s = 0; s < n; ++s) global_index[m][s] = map[local.bin_index[m][s]];
   }

@@ -6,7 +6,9 @@
 #   scripts/bench-overhead.sh [build dir]              wall time, best of 7 x 10^6 calls
 #   scripts/bench-overhead.sh [build dir] --callgrind  instructions and system calls per
 #       call (valgrind): the figures to trust on a loaded machine, where wall
-#       time is noisy; a counter read with CPU time is one system call.
+#       time is noisy; a counter read with CPU time is one system call. Then
+#       the instructions Tremor adds to one iteration of a bulk-synchronous
+#       loop (test/bench/iteration_cost.c), per boundary and per non-boundary call.
 # Default build dir: build-mpich.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -57,7 +59,7 @@ if [[ $mode == wall ]]; then
   exit 0
 fi
 
-# Callgrind: 200000 sends and 20000 barriers (past the quantizers' fill-up), each loop counted alone; the
+# Callgrind: 200000 sends and 20000 barriers (past the stores' first chunk), each loop counted alone; the
 # preload is passed through valgrind to the application only.
 n=200000
 measure() {
@@ -86,3 +88,33 @@ row "tremor, thread CPU time" call_cost LD_PRELOAD="$tremor" TREMOR_COUNTERS=cpu
 row "  same, clock every read" call_cost LD_PRELOAD="$tremor" TREMOR_COUNTERS=cputime_syscall
 row "unwrapped (SDE app)" call_cost_sde
 row "tremor, PAPI SDE event" call_cost_sde LD_PRELOAD="$tremor" TREMOR_COUNTERS=$sde_event
+
+# A bulk-synchronous loop (test/bench/iteration_cost.c), counted inside iteration_loop only: each
+# iteration computes, makes E MPI_Sendrecv calls, closes the segment with MPI_Allreduce and rewrites a
+# small file every W iterations. Added = Ir/iteration with the preload minus without.
+iterations=20000
+loop_ir() {  # E W ENV...: Ir per iteration
+  local exchanges=$1 write_every=$2; shift 2
+  local file="$out/cg.$RANDOM"
+  env TREMOR_OUTPUT_DIR="$out" TREMOR_REPORT=none TREMOR_LOG_LEVEL=error "$@" "${launch[@]}" \
+    valgrind --tool=callgrind --callgrind-out-file="$file" --toggle-collect=iteration_loop \
+    "$build/test/bench/iteration_cost" $iterations "$exchanges" "$write_every" "$out" >/dev/null 2>&1
+  callgrind_annotate --inclusive=yes "$file" 2>/dev/null |
+    awk -v n=$iterations '/:iteration_loop / { gsub(/,/, "", $1); printf "%.0f\n", $1 / n }'
+}
+echo
+echo "BSP loop, $iterations iterations: compute, MPI_Sendrecv, MPI_Allreduce boundary, file rewrite every 50th"
+printf '%-28s %14s %14s\n' configuration "Ir/iteration" "added"
+base=$(loop_ir 1 50)
+printf '%-28s %14s %14s\n' "unwrapped" "$base" 0
+for config in "empty PMPI wrapper|LD_PRELOAD=$floor" "tremor, thread CPU time|LD_PRELOAD=$tremor"; do
+  ir=$(loop_ir 1 50 "${config#*|}")
+  printf '%-28s %14s %14s\n' "${config%%|*}" "$ir" $((ir - base))
+done
+# Per boundary: the loop without exchanges and writes; per non-boundary call: 5 exchanges against none.
+boundary_base=$(loop_ir 0 0)
+boundary=$(( $(loop_ir 0 0 LD_PRELOAD="$tremor") - boundary_base ))
+exchange_base=$(loop_ir 5 0)
+per_call=$(( ($(loop_ir 5 0 LD_PRELOAD="$tremor") - exchange_base - boundary) / 5 ))
+echo "tremor, added per boundary (MPI_Allreduce alone):        $boundary Ir"
+echo "tremor, added per non-boundary call (MPI_Sendrecv, 5 vs 0): $per_call Ir"

@@ -1,5 +1,5 @@
 // `tremor analyze FILE.h5 [--mad-factor X --cluster-threshold X --min-group N
-//   --scales 2,4,8 --replicas N --seed S --method primary|mad4] [--json] [--fail-on medium|high]`
+//   --scales 2,4,8 --replicas N --seed S --method primary|mad4 --bins N] [--json] [--fail-on medium|high]`
 // `tremor analyze --recover STEM|FILE.spill... [--output-dir DIR] [...]`
 // Reads a run file, analyses it with the stored effective configuration
 // (command-line values override it) and prints the same report as the
@@ -25,6 +25,7 @@
 
 #include "commands.hpp"
 #include "tremor/analysis/report.hpp"
+#include "tremor/program_merge.hpp"
 #include "tremor/run_file.hpp"
 #include "tremor/spill.hpp"
 
@@ -42,6 +43,7 @@ struct AnalyzeCommandOptions {
   bool json = false;
   std::string fail_on;
   unsigned read_timeout_s = 0;  // 0: 60 s + 1 s per MiB of file
+  std::size_t paper_bins = 0;   // 0: the file's log codes as they are
 };
 
 unsigned read_time_limit(const AnalyzeCommandOptions& options) {
@@ -89,6 +91,7 @@ void analyze_in_child(const AnalyzeCommandOptions& options, int read_done) {
   const char done = 1;
   if (write(read_done, &done, 1) != 1) throw CommandFailure("cannot signal the parent process");
   if (!run) throw CommandFailure(shown_path + ": not a readable Tremor run file: " + error, kExitBadFile);
+  if (options.paper_bins > 0) coarsen_to_paper_bins(*run, options.paper_bins);
   std::vector<std::string> messages;
   const analysis::AnalysisParameters parameters =
       analysis::parameters_from_stored_configuration(run->meta.configuration, options.overrides, &messages);
@@ -212,6 +215,11 @@ void register_analyze(CLI::App& app) {
           "Headline estimate: primary (lost time against the intrinsic duration, default) or mad4 (the paper's "
           "median + 4 MAD rule); both are always reported")
       ->check(CLI::IsMember({"primary", "mad4"}));
+  command
+      ->add_option("--bins", options->paper_bins,
+                   "Merge each metric's values into N program-wide bins first, as the paper does with 512 "
+                   "(default: the file's log codes, within 1/2048)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{65536}));
   command->add_flag("--json", options->json, "Print the JSON report instead of text");
   command->add_option("--fail-on", options->fail_on, "Exit with status 3 when the class is at least this")
       ->check(CLI::IsMember({"medium", "high"}));

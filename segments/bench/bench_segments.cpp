@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <bit>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "tremor/program_merge.hpp"
@@ -56,17 +58,17 @@ void BM_SegmentStoreAppend(benchmark::State& state) {
 }
 BENCHMARK(BM_SegmentStoreAppend);
 
-void BM_QuantizerInsert(benchmark::State& state) {
+void BM_CodeAppend(benchmark::State& state) {
   std::mt19937_64 engine(3);
   std::lognormal_distribution<double> seconds(-7.0, 1.0);
   std::vector<double> values(1 << 16);
   for (double& v : values) v = seconds(engine);
-  tremor::QuantizedColumn column;  // B = 256, stores the id like the recorder does
+  tremor::CodeColumn column;  // stores the code like the recorder does
   std::size_t i = 0;
   for (auto _ : state) {
     if (column.size() >= 50'000'000) {
       state.PauseTiming();
-      column = tremor::QuantizedColumn();
+      column = tremor::CodeColumn();
       state.ResumeTiming();
     }
     benchmark::DoNotOptimize(column.append(values[i]));
@@ -74,7 +76,7 @@ void BM_QuantizerInsert(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_QuantizerInsert);
+BENCHMARK(BM_CodeAppend);
 
 void BM_MemoryPerSegment(benchmark::State& state) {
   const auto segments = static_cast<std::size_t>(state.range(0));
@@ -97,20 +99,75 @@ void BM_Finalize(benchmark::State& state) {
 }
 BENCHMARK(BM_Finalize)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
-void BM_ProgramMerge(benchmark::State& state) {
-  const auto ranks = static_cast<std::size_t>(state.range(0));
+// Per rank, the code table of 2000 segment times spread over a factor of
+// about 20 (lognormal, sigma 0.5): about 1000 codes each.
+std::vector<tremor::BinTable> rank_code_tables(std::size_t ranks) {
   std::mt19937_64 engine(7);
-  std::lognormal_distribution<double> seconds(-7.0, 1.0);
+  std::lognormal_distribution<double> seconds(-7.0, 0.5);
   std::vector<tremor::BinTable> tables(ranks);
   for (auto& table : tables) {
-    tremor::StreamingQuantizer quantizer;
-    for (int i = 0; i < 2000; ++i) quantizer.insert(seconds(engine));
-    table = quantizer.bins();
+    tremor::CodeColumn column;
+    for (int i = 0; i < 2000; ++i) column.append(seconds(engine));
+    table = column.finalize().bins;
   }
+  return tables;
+}
+
+// The exact union of the codes (the profiler does it with one MPI_Allreduce
+// of a bitmap and one MPI_Reduce of the counts; this is the same work on one
+// process).
+void BM_ProgramMerge(benchmark::State& state) {
+  const auto tables = rank_code_tables(static_cast<std::size_t>(state.range(0)));
+  std::size_t input = 0;
+  for (const auto& table : tables) input += table.size();
   for (auto _ : state) benchmark::DoNotOptimize(tremor::merge_program_bins(tables));
-  state.counters["input_bins"] = static_cast<double>(ranks * tables[0].size());
+  state.counters["input_bins"] = static_cast<double>(input);
 }
 BENCHMARK(BM_ProgramMerge)->Arg(10'000)->Unit(benchmark::kMillisecond);
+
+// The profiler's path at MPI_Finalize, on its critical path: a rank marks
+// its codes in an 8 KiB bitmap and numbers them in the union; a binomial-tree
+// MPI_Allreduce (OR of bitmaps) and MPI_Reduce (sum of the global counts)
+// cost the root ceil(log2 P) combinations each. Network latency excluded.
+void BM_ProgramMergeCriticalPath(benchmark::State& state) {
+  const auto ranks = static_cast<std::size_t>(state.range(0));
+  const auto tables = rank_code_tables(ranks);
+  std::vector<std::uint64_t> union_bits(1024, 0);
+  for (const auto& table : tables)
+    for (const auto& bin : table) union_bits[bin.code / 64] |= std::uint64_t{1} << (bin.code % 64);
+  std::size_t global = 0;
+  for (const std::uint64_t word : union_bits) global += static_cast<std::size_t>(std::popcount(word));
+  const std::size_t rounds = static_cast<std::size_t>(std::bit_width(ranks - 1));
+  std::vector<std::uint64_t> partner(global, 1);
+  for (auto _ : state) {
+    const auto& mine = tables.front();
+    std::vector<std::uint64_t> bits(1024, 0);
+    for (const auto& bin : mine) bits[bin.code / 64] |= std::uint64_t{1} << (bin.code % 64);
+    for (std::size_t round = 0; round < rounds; ++round)
+      for (std::size_t w = 0; w < bits.size(); ++w) bits[w] |= union_bits[w];
+    std::vector<std::uint32_t> before(1025, 0);
+    for (std::size_t w = 0; w < 1024; ++w) before[w + 1] = before[w] + static_cast<std::uint32_t>(std::popcount(bits[w]));
+    std::vector<std::uint64_t> counts(global, 0);
+    for (const auto& bin : mine) {
+      const std::uint64_t below = bits[bin.code / 64] & ((std::uint64_t{1} << (bin.code % 64)) - 1);
+      counts[before[bin.code / 64] + static_cast<std::uint32_t>(std::popcount(below))] = bin.count;
+    }
+    for (std::size_t round = 0; round < rounds; ++round)
+      for (std::size_t g = 0; g < global; ++g) counts[g] += partner[g];
+    benchmark::DoNotOptimize(counts.data());
+  }
+  state.counters["global_codes"] = static_cast<double>(global);
+}
+BENCHMARK(BM_ProgramMergeCriticalPath)->Arg(10'000)->Unit(benchmark::kMillisecond);
+
+// The paper's 512 program-wide bins derived from the program-wide codes.
+void BM_PaperBins(benchmark::State& state) {
+  const auto tables = rank_code_tables(static_cast<std::size_t>(state.range(0)));
+  const tremor::BinTable codes = tremor::merge_program_bins(tables).bins;
+  for (auto _ : state) benchmark::DoNotOptimize(tremor::merge_closest_bins(std::span(&codes, 1)));
+  state.counters["code_bins"] = static_cast<double>(codes.size());
+}
+BENCHMARK(BM_PaperBins)->Arg(10'000)->Unit(benchmark::kMillisecond);
 
 // The crash-recovery spill's share of a boundary: filling and sealing one
 // 192-byte record, and one write(2) of a full 2048-record buffer (per record

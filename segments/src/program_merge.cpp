@@ -1,6 +1,7 @@
 #include "tremor/program_merge.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <tuple>
 
@@ -65,7 +66,35 @@ class GapHeap {
 
 }  // namespace
 
-ProgramBins merge_program_bins(std::span<const BinTable> per_rank, std::size_t max_bins) {
+ProgramBins merge_program_bins(std::span<const BinTable> per_rank) {
+  constexpr std::size_t kCodes = 65536;
+  constexpr std::uint32_t kUnused = 0xFFFFFFFF;
+  std::vector<std::uint32_t> global_of(kCodes, kUnused);
+  for (const BinTable& table : per_rank)
+    for (const Bin& bin : table) global_of[bin.code] = 0;
+  ProgramBins out;
+  for (std::size_t code = 0; code < kCodes; ++code) {
+    if (global_of[code] == kUnused) continue;
+    global_of[code] = static_cast<std::uint32_t>(out.bins.size());
+    out.bins.push_back(Bin{.sum = 0.0, .count = 0, .min = 0.0, .max = 0.0, .code = static_cast<std::uint16_t>(code)});
+  }
+  out.local_to_global.resize(per_rank.size());
+  for (std::size_t r = 0; r < per_rank.size(); ++r) {
+    out.local_to_global[r].reserve(per_rank[r].size());
+    for (const Bin& bin : per_rank[r]) {
+      const std::uint32_t global = global_of[bin.code];
+      Bin& into = out.bins[global];
+      into.min = into.max = bin.min;  // every table holds the code's value
+      into.count += bin.count;
+      out.local_to_global[r].push_back(static_cast<std::uint16_t>(global));
+    }
+  }
+  // As code_bin makes it, so the profiler's MPI merge gives the same bits.
+  for (Bin& bin : out.bins) bin.sum = bin.min * static_cast<double>(bin.count);
+  return out;
+}
+
+ProgramBins merge_closest_bins(std::span<const BinTable> per_rank, std::size_t max_bins) {
   max_bins = std::clamp<std::size_t>(max_bins, 1, 65536);
   std::vector<Item> items;
   std::size_t total = 0;
@@ -151,6 +180,43 @@ ProgramBins merge_program_bins(std::span<const BinTable> per_rank, std::size_t m
     out.local_to_global[items[k].rank][items[k].local] = static_cast<std::uint16_t>(global);
   }
   return out;
+}
+
+void coarsen_to_paper_bins(RunData& run, std::size_t max_bins) {
+  // The segment-table columns each metric's values feed (medians over ranks
+  // included: they go to the bin of the nearest code).
+  struct Column {
+    Quantized metric;
+    std::vector<double> SegmentTable::*values;
+    bool upper;
+  };
+  const std::array<Column, 6> columns{{{Quantized::duration, &SegmentTable::duration_s, false},
+                                       {Quantized::duration, &SegmentTable::duration_upper_s, true},
+                                       {Quantized::work, &SegmentTable::work, false},
+                                       {Quantized::mpi_time, &SegmentTable::mpi_time_s, false},
+                                       {Quantized::io_time, &SegmentTable::io_time_s, false},
+                                       {Quantized::wait_time, &SegmentTable::late_wait_s, false}}};
+  for (std::size_t m = 0; m < kQuantizedCount; ++m) {
+    BinTable& bins = run.global_bins[m];
+    if (bins.size() <= max_bins) continue;
+    std::vector<double> reps;
+    reps.reserve(bins.size());
+    for (const Bin& bin : bins) reps.push_back(bin.rep());
+    ProgramBins merged = merge_closest_bins(std::span<const BinTable>(&bins, 1), max_bins);
+    const std::vector<std::uint16_t>& map = merged.local_to_global.front();
+    for (std::uint16_t& cell : run.detail.global_index[m]) cell = map[cell];
+    for (const Column& column : columns) {
+      if (index(column.metric) != m) continue;
+      for (double& value : run.segments.*column.values) {
+        const auto above = std::lower_bound(reps.begin(), reps.end(), value);
+        std::size_t nearest = static_cast<std::size_t>(above - reps.begin());
+        if (nearest == reps.size() || (nearest > 0 && value - reps[nearest - 1] < *above - value)) --nearest;
+        const Bin& bin = merged.bins[map[nearest]];
+        value = column.upper ? bin.max : bin.rep();
+      }
+    }
+    bins = std::move(merged.bins);
+  }
 }
 
 }  // namespace tremor

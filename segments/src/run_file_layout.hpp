@@ -48,6 +48,7 @@ inline constexpr const char* kSegmentLateRank = "late_rank";
 inline constexpr const char* kSegmentClosingCall = "closing_call";
 
 inline constexpr std::array kBinColumns = {"sum", "count", "min", "max"};
+inline constexpr const char* kBinCode = "code";  // schema 3
 
 inline constexpr std::array kInjectionNumbers = {
     std::pair{"time_s", &InjectionRecord::time_s},

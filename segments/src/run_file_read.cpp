@@ -85,12 +85,13 @@ bool read_bins(hid_t file, std::int32_t schema_version, std::array<BinTable, kQu
                std::string& error) {
   for (std::size_t m = 0; m < kQuantizedCount; ++m) {
     if (absent_in_schema(m, schema_version)) {
-      bins[m] = {Bin{0.0, 0, 0.0, 0.0}};
+      bins[m] = {Bin{}};
       continue;
     }
     const std::string group = "/bins/" + std::string(kQuantizedMetrics[m].name) + "/";
     std::vector<double> sum, min, max;
     std::vector<std::uint64_t> count;
+    std::vector<std::uint16_t> code;
     if (!hdf5::read_vector(file, group + layout::kBinColumns[0], sum, error) ||
         !hdf5::read_vector(file, group + layout::kBinColumns[1], count, error) ||
         !hdf5::read_vector(file, group + layout::kBinColumns[2], min, error) ||
@@ -99,10 +100,14 @@ bool read_bins(hid_t file, std::int32_t schema_version, std::array<BinTable, kQu
         !same_length(min.size(), sum.size(), group + "min", error) ||
         !same_length(max.size(), sum.size(), group + "max", error))
       return false;
+    if (schema_version >= 3 && (!hdf5::read_vector(file, group + layout::kBinCode, code, error) ||
+                                !same_length(code.size(), sum.size(), group + layout::kBinCode, error)))
+      return false;
     if (sum.size() > std::numeric_limits<std::uint16_t>::max() + std::size_t{1})
       return fail(error, group + " has more bins than a uint16 index can address");
     bins[m].resize(sum.size());
-    for (std::size_t i = 0; i < sum.size(); ++i) bins[m][i] = Bin{sum[i], count[i], min[i], max[i]};
+    for (std::size_t i = 0; i < sum.size(); ++i)
+      bins[m][i] = Bin{.sum = sum[i], .count = count[i], .min = min[i], .max = max[i], .code = code.empty() ? std::uint16_t{0} : code[i]};
   }
   return true;
 }

@@ -67,7 +67,8 @@ bool write_bins(hid_t file, const std::array<BinTable, kQuantizedCount>& bins, s
         !hdf5::write_vector(group.get(), layout::kBinColumns[0], column(bins[m], &Bin::sum), error) ||
         !hdf5::write_vector(group.get(), layout::kBinColumns[1], column(bins[m], &Bin::count), error) ||
         !hdf5::write_vector(group.get(), layout::kBinColumns[2], column(bins[m], &Bin::min), error) ||
-        !hdf5::write_vector(group.get(), layout::kBinColumns[3], column(bins[m], &Bin::max), error))
+        !hdf5::write_vector(group.get(), layout::kBinColumns[3], column(bins[m], &Bin::max), error) ||
+        !hdf5::write_vector(group.get(), layout::kBinCode, column(bins[m], &Bin::code), error))
       return false;
   }
   return true;

@@ -1,7 +1,9 @@
 #include "tremor/segment_store.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <new>
+#include <unordered_map>
 #include <utility>
 
 namespace tremor {
@@ -23,81 +25,112 @@ std::uint64_t signature_hash(const FeatureVector& features) noexcept {
   return h;
 }
 
-SegmentStore::SegmentStore(std::size_t max_bins)
-    : columns_([max_bins]<std::size_t... I>(std::index_sequence<I...>) {
-        return std::array<QuantizedColumn, kQuantizedCount>{((void)I, QuantizedColumn(max_bins))...};
-      }(std::make_index_sequence<kQuantizedCount>{})) {}
+bool SegmentStore::kind_id(const FeatureVector& features, std::uint16_t closing_call, std::uint32_t* id) noexcept {
+  if (!kinds_.empty() && kinds_[last_kind_].closing_call == closing_call && kinds_[last_kind_].features == features) {
+    *id = last_kind_;
+    return true;
+  }
+  try {
+    const Kind key{features, closing_call};
+    auto [it, inserted] = kind_ids_.try_emplace(key, static_cast<std::uint32_t>(kinds_.size()));
+    if (inserted) {
+      try {
+        kinds_.push_back(key);
+      } catch (...) {
+        kind_ids_.erase(it);
+        throw;
+      }
+    }
+    last_kind_ = it->second;
+    *id = last_kind_;
+    return true;
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+}
 
 bool SegmentStore::append(const QuantizedValues& values, const FeatureVector& features,
                           std::uint16_t closing_call) noexcept {
+  static constexpr auto kScales = [] {
+    std::array<CodeScale, kQuantizedCount> scales{};
+    for (std::size_t m = 0; m < kQuantizedCount; ++m) scales[m] = code_scale(static_cast<Quantized>(m));
+    return scales;
+  }();
   // Reserve everything first so a failed allocation leaves no partial segment.
-  bool reserved = signature_index_.reserve_next() && closing_call_.reserve_next();
-  for (QuantizedColumn& column : columns_) reserved = reserved && column.reserve_next();
-  std::uint32_t signature = 0;
-  if (reserved && !signatures_.empty() && signatures_[last_signature_] == features) {
-    signature = last_signature_;
-  } else if (reserved) {
-    try {
-      auto [it, inserted] = signature_ids_.try_emplace(features, static_cast<std::uint32_t>(signatures_.size()));
-      if (inserted) {
-        try {
-          signatures_.push_back(features);
-        } catch (...) {
-          signature_ids_.erase(it);
-          throw;
-        }
-      }
-      signature = it->second;
-      last_signature_ = signature;
-    } catch (const std::bad_alloc&) {
-      reserved = false;
-    }
-  }
-  if (!reserved) {
+  std::uint32_t kind = 0;
+  if (!records_.reserve_next() || !kind_id(features, closing_call, &kind) ||
+      (kind >= kWideKind && !wide_kinds_.reserve_next())) {
     ++dropped_;
     return false;
   }
+  Record record;
   for (std::size_t m = 0; m < kQuantizedCount; ++m) {
-    columns_[m].append_reserved(values[m]);
-    // Neumaier summation of the raw value (non-finite values count as 0, as in the bins).
-    const double v = std::isfinite(values[m]) ? values[m] : 0.0;
+    const double value = values[m];
+    const bool finite = std::isfinite(value);
+    non_finite_ += !finite;
+    record.codes[m] = encode_value(value, kScales[m]);
+    // Neumaier summation of the raw value (non-finite values count as 0, as in the codes).
+    const double v = finite ? value : 0.0;
     const double t = raw_totals_[m] + v;
     raw_compensation_[m] +=
         std::abs(raw_totals_[m]) >= std::abs(v) ? (raw_totals_[m] - t) + v : (v - t) + raw_totals_[m];
     raw_totals_[m] = t;
   }
-  for (std::size_t f = 0; f < kFeatureCount; ++f) raw_feature_totals_[f] += features[f];
-  signature_index_.push_reserved(signature);
-  closing_call_.push_reserved(closing_call);
+  record.kind = static_cast<std::uint16_t>(std::min(kind, kWideKind));
+  if (kind >= kWideKind) wide_kinds_.push_reserved({records_.size(), kind});
+  records_.push_reserved(record);
   return true;
 }
 
 FinalizedSegments SegmentStore::finalize() {
   FinalizedSegments out;
-  out.segments = size();
+  const std::size_t n = records_.size();
+  out.segments = n;
   for (std::size_t m = 0; m < kQuantizedCount; ++m) {
-    QuantizedColumnResult column = columns_[m].finalize();
+    QuantizedColumnResult column = bin_codes(n, code_scale(static_cast<Quantized>(m)),
+                                             [this, m](std::size_t s) { return records_[s].codes[m]; });
     out.bins[m] = std::move(column.bins);
     out.bin_index[m] = std::move(column.index);
-    out.non_finite_values += columns_[m].quantizer().non_finite_count();
     out.raw_totals[m] = raw_totals_[m] + raw_compensation_[m];
   }
-  out.signatures = signatures_;
-  out.signature_index = signature_index_.to_vector();
-  out.closing_call = closing_call_.to_vector();
-  out.raw_feature_totals = raw_feature_totals_;
+  out.non_finite_values = non_finite_;
+  // Signatures in first-seen order: kinds were added in segment order.
+  struct FeatureHasher {
+    std::size_t operator()(const FeatureVector& f) const noexcept {
+      return static_cast<std::size_t>(signature_hash(f));
+    }
+  };
+  std::unordered_map<FeatureVector, std::uint32_t, FeatureHasher> signature_of;
+  std::vector<std::uint32_t> signature_of_kind(kinds_.size());
+  for (std::size_t k = 0; k < kinds_.size(); ++k) {
+    auto [it, inserted] =
+        signature_of.try_emplace(kinds_[k].features, static_cast<std::uint32_t>(out.signatures.size()));
+    if (inserted) out.signatures.push_back(kinds_[k].features);
+    signature_of_kind[k] = it->second;
+  }
+  out.signature_index.resize(n);
+  out.closing_call.resize(n);
+  std::vector<std::uint64_t> segments_of_kind(kinds_.size(), 0);
+  std::size_t next_wide = 0;
+  for (std::size_t s = 0; s < n; ++s) {
+    const std::uint32_t kind = records_[s].kind == kWideKind ? wide_kinds_[next_wide++].kind : records_[s].kind;
+    out.signature_index[s] = signature_of_kind[kind];
+    out.closing_call[s] = kinds_[kind].closing_call;
+    ++segments_of_kind[kind];
+  }
+  // Exact feature totals from the kinds (the features are integers).
+  for (std::size_t k = 0; k < kinds_.size(); ++k)
+    for (std::size_t f = 0; f < kFeatureCount; ++f) out.raw_feature_totals[f] += segments_of_kind[k] * kinds_[k].features[f];
   out.dropped_segments = dropped_;
   return out;
 }
 
 std::size_t SegmentStore::memory_bytes() const noexcept {
-  std::size_t bytes = sizeof(*this) - sizeof(columns_);
-  for (const QuantizedColumn& column : columns_) bytes += column.memory_bytes();
-  bytes += signature_index_.memory_bytes() + closing_call_.memory_bytes();
-  bytes += signatures_.capacity() * sizeof(FeatureVector);
+  std::size_t bytes = sizeof(*this);
+  bytes += records_.memory_bytes() + wide_kinds_.memory_bytes();
+  bytes += kinds_.capacity() * sizeof(Kind);
   // unordered_map: one node (key, value, next pointer, cached hash) per entry plus buckets.
-  bytes += signature_ids_.size() * (sizeof(FeatureVector) + 4 * sizeof(void*)) +
-           signature_ids_.bucket_count() * sizeof(void*);
+  bytes += kind_ids_.size() * (sizeof(Kind) + 4 * sizeof(void*)) + kind_ids_.bucket_count() * sizeof(void*);
   return bytes;
 }
 

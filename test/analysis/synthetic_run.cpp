@@ -16,7 +16,7 @@ struct UniformBins {
     if (!(step > 0.0)) step = 1.0;
     for (int i = 0; i < 512; ++i) {
       const double rep = lo + step * i;
-      table.push_back(Bin{rep, 1, rep, rep});
+      table.push_back(Bin{rep, 1, rep, rep, 0});
     }
   }
   std::uint16_t index(double value) const {

@@ -47,7 +47,7 @@ struct Dictionary {
   std::uint16_t add(double value) {
     const long long key = std::llround(value * 1e9);
     auto [it, inserted] = index.emplace(key, static_cast<std::uint16_t>(table.size()));
-    if (inserted) table.push_back(Bin{static_cast<double>(key) * 1e-9, 1, value, value});
+    if (inserted) table.push_back(Bin{static_cast<double>(key) * 1e-9, 1, value, value, 0});
     return it->second;
   }
 };

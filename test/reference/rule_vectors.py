@@ -204,52 +204,6 @@ def _closest_pair(bins):
     return j
 
 
-class StreamingHistogram:
-    """Ben-Haim & Tom-Tov (2010) update: exact-match increments, else a new bin and, above
-    max_bins, the closest adjacent pair merges (sums and counts add, so rep = sum/count is
-    the count-weighted mean). The merged bin keeps the lower bin's id; the higher id
-    forwards to it."""
-
-    def __init__(self, max_bins):
-        self.max_bins, self.bins, self.forward = max_bins, [], []
-
-    def insert(self, value):
-        reps = [b.rep for b in self.bins]
-        position = next((i for i, r in enumerate(reps) if not r < value), len(reps))
-        if position < len(reps) and reps[position] == value:
-            assert self.bins[position].exact_rep == _exact(value)
-            hit = self.bins[position]
-            hit.sum += value
-            hit.exact_sum += _exact(value)
-            hit.count += 1
-            return hit.id
-        assert all(b.exact_rep != _exact(value) for b in self.bins)
-        new_id = len(self.forward)
-        self.forward.append(new_id)
-        self.bins.insert(position, _Bin(value, new_id))
-        if len(self.bins) > self.max_bins:
-            j = _closest_pair(self.bins)
-            lower, upper = self.bins[j], self.bins.pop(j + 1)
-            lower.absorb(upper)
-            self.forward[upper.id] = lower.id
-        return new_id
-
-    def find(self, bin_id):
-        while self.forward[bin_id] != bin_id:
-            bin_id = self.forward[bin_id]
-        return bin_id
-
-    def finalize(self, ids):
-        dense = {b.id: i for i, b in enumerate(self.bins)}
-        return [dense[self.find(i)] for i in ids]
-
-
-def quantize(stream, max_bins):
-    histogram = StreamingHistogram(max_bins)
-    ids = [histogram.insert(v) for v in stream]
-    return histogram, ids
-
-
 def merge_program(tables, max_bins):
     """Program-wide merge: every rank's bins sorted by (rep, rank, local index), then the
     same closest-adjacent merge until at most max_bins remain."""
@@ -277,35 +231,86 @@ def _decimal_stream(values):
     return [float(format(v, ".7f")) for v in values]
 
 
+UNITS_PER_SECOND = 2 ** 30
+MAX_CODE = 1 + 62 * 1024 + 1023
+
+
+def encode(value, seconds):
+    """The log code from the value's binary exponent and first 10 fraction bits (frexp, not bit casts)."""
+    units = _exact(value) * (UNITS_PER_SECOND if seconds else 1)
+    if not units >= 1:
+        return 0
+    if units >= 2 ** 63:
+        return MAX_CODE
+    mantissa, exponent = math.frexp(float(units))  # units = mantissa 2^exponent, mantissa in [0.5, 1)
+    fraction = Fraction(mantissa) * 2 - 1
+    return 1 + (exponent - 1) * 1024 + math.floor(fraction * 1024)
+
+
+def decode(code, seconds):
+    """The code's value: its interval's centre; for counts below 2048 its lower edge (the one integer)."""
+    if code == 0:
+        return 0.0
+    exponent, fraction = divmod(code - 1, 1024)
+    lower = Fraction(1024 + fraction) * Fraction(2) ** (exponent - 10)
+    if not seconds and exponent <= 10:
+        return float(lower)
+    centre = lower + Fraction(2) ** (exponent - 10) / 2
+    return float(centre / UNITS_PER_SECOND) if seconds else float(centre)
+
+
+def _code_bin(code, count, seconds):
+    value = decode(code, seconds)
+    b = _Bin(value, None)
+    b.sum, b.count, b.exact_sum = value * count, count, _exact(value) * count
+    return b
+
+
 def quantization():
-    # Ben-Haim & Tom-Tov's worked example (their Fig. 1): B = 5 gives 2 | 9.5 | 19.33 | 32.67 | 45.
-    example = [23, 19, 10, 16, 36, 2, 9, 32, 30, 45]
-    histogram, ids = quantize([float(v) for v in example], 5)
-    single = {"name": "ben_haim_tom_tov_example", "max_bins": 5, "stream": example, "returned_ids": ids,
-              "bins": [b.as_json() for b in histogram.bins], "final_index_of_each_sample": histogram.finalize(ids),
-              "expected_reps": [2.0, 9.5, 58.0 / 3.0, 98.0 / 3.0, 45.0]}
-    assert all(abs(b.rep - r) <= 1e-15 * r for b, r in zip(histogram.bins, single["expected_reps"]))
+    values = [0.0, -1.0, 1e-10, 2.0 ** -30, 1e-9, 1.2345e-6, 1e-3, 0.0123456789, 1.0, 3600.0, 1e5,
+              2.0 ** 33 - 1e-3, 2.0 ** 40]
+    counts = [0.0, 1.0, 2.0, 3.0, 1023.0, 1024.0, 1025.0, 2047.0, 2048.0, 2049.0, 2050.0, 123456789.0,
+              2.0 ** 62, 2.0 ** 63 - 1024, 2.0 ** 63, 1e30]
+    codes = ([{"value": v, "scale": "seconds", "code": encode(v, True), "decoded": decode(encode(v, True), True)}
+              for v in values] +
+             [{"value": v, "scale": "count", "code": encode(v, False), "decoded": decode(encode(v, False), False)}
+              for v in counts])
+    for case in codes:  # the precision the code promises
+        v, d = case["value"], case["decoded"]
+        in_range = 1e-9 <= v < 2 ** 33 if case["scale"] == "seconds" else 1 <= v < 2 ** 63
+        if in_range and case["scale"] == "count" and v < 2048:
+            assert d == v
+        elif in_range:
+            assert abs(d - v) <= v / 2048
 
     rng = np.random.default_rng(7)
     rank2 = _decimal_stream(rng.lognormal(math.log(1.2e-3), 0.5, 24))
-    rank2 += [0.05] * 3 + rank2[3:6]  # outliers and exact repeats (the exact-match path)
-    streams = [_decimal_stream(rng.lognormal(math.log(0.9e-3), 0.25, 40)),
+    rank2 += [0.05] * 3 + rank2[3:6]  # outliers and exact repeats
+    streams = [_decimal_stream(rng.lognormal(math.log(0.9e-3), 0.0005, 40)),  # many share a code
                _decimal_stream(rng.lognormal(math.log(2.0e-3), 0.2, 40)),
                [rank2[i] for i in rng.permutation(len(rank2))]]
-    per_process, tables, histograms = [], [], []
+    per_process, tables = [], []
     for rank, stream in enumerate(streams):
-        histogram, ids = quantize(stream, 8)
-        histograms.append((histogram, ids))
-        tables.append(histogram.bins)
-    global_bins, local_to_global = merge_program(tables, 12)
-    for rank, (stream, (histogram, ids)) in enumerate(zip(streams, histograms)):
-        per_process.append({"rank": rank, "max_bins": 8, "stream": stream,
-                            "bins": [b.as_json() for b in histogram.bins],
-                            "final_index_of_each_sample": histogram.finalize(ids),
-                            "local_to_global": local_to_global[rank]})
-    rule = ("exact-match increments; else insert new bin, and if bins > B merge the adjacent pair with least "
-            "rep_j+1 - rep_j (lowest j on ties); rep = sum/count (count-weighted mean); merged bin keeps the lower "
-            "bin's id, higher id forwards to it; final dense index = ascending rep order. Global: gather, sort by "
-            "(rep, rank, local_idx), same greedy merge until <= B_global.")
-    return {"rule": rule, "single": single, "per_process": per_process, "global_max_bins": 12,
-            "global_bins": [b.as_json() for b in global_bins]}
+        stream_codes = [encode(v, True) for v in stream]
+        used = sorted(set(stream_codes))
+        table = [_code_bin(c, stream_codes.count(c), True) for c in used]
+        tables.append(table)
+        per_process.append({"rank": rank, "stream": stream, "codes": stream_codes,
+                            "bins": [dict(b.as_json(), code=c) for b, c in zip(table, used)],
+                            "final_index_of_each_sample": [used.index(c) for c in stream_codes]})
+    program_codes = sorted({c for process in per_process for c in process["codes"]})
+    program = [_code_bin(c, sum(p["codes"].count(c) for p in per_process), True) for c in program_codes]
+    for process in per_process:
+        process["code_local_to_global"] = [program_codes.index(b["code"]) for b in process["bins"]]
+    paper_bins, paper_local_to_global = merge_program(tables, 12)
+    for process, mapping in zip(per_process, paper_local_to_global):
+        process["paper_local_to_global"] = mapping
+    rule = ("log code: units = value x 2^30 for seconds, x 1 for counts; 0 if units < 1; else 1 + 1024 e + "
+            "floor(1024 f) with units = (1 + f) 2^e, e <= 62 (larger: the last code); decoded = interval centre, "
+            "or for counts below 2048 the lower edge. Per process: one bin per code used (sum = value x count), "
+            "ascending. Program: the union of the codes, counts added. Paper bins: all code bins sorted by "
+            "(rep, rank, local_idx), the adjacent pair with least rep_j+1 - rep_j merges (lowest j on ties) "
+            "until <= B_global.")
+    return {"rule": rule, "codes": codes, "per_process": per_process,
+            "program_bins": [dict(b.as_json(), code=c) for b, c in zip(program, program_codes)],
+            "paper_global_max_bins": 12, "paper_bins": [b.as_json() for b in paper_bins]}

@@ -1,5 +1,6 @@
-// Deliberately simple O(B) / O(N^2) versions of docs/statistics.md#quantization, written
-// straight from the text, to compare the fast implementations against.
+// A deliberately simple O(N^2) version of the paper bins' closest-pair merge
+// (docs/statistics.md#quantization), written straight from the text, to
+// compare merge_closest_bins against.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -10,66 +11,6 @@
 #include "tremor/run_data.hpp"
 
 namespace tremor::test {
-
-struct NaiveQuantizer {
-  struct Entry {
-    Bin bin;
-    std::uint32_t id;
-  };
-  std::size_t max_bins;
-  std::vector<Entry> bins;            // ascending rep
-  std::vector<std::uint32_t> parent;  // union-find forwarding, never compacted
-
-  std::uint32_t insert(double v) {
-    for (Entry& e : bins)
-      if (e.bin.rep() == v) {
-        e.bin.sum += v;
-        ++e.bin.count;
-        return e.id;
-      }
-    const auto id = static_cast<std::uint32_t>(parent.size());
-    parent.push_back(id);
-    auto at = std::find_if(bins.begin(), bins.end(), [&](const Entry& e) { return e.bin.rep() > v; });
-    bins.insert(at, Entry{Bin{v, 1, v, v}, id});
-    if (bins.size() > max_bins) {
-      std::size_t best = 0;
-      for (std::size_t j = 1; j + 1 < bins.size(); ++j)
-        if (bins[j + 1].bin.rep() - bins[j].bin.rep() < bins[best + 1].bin.rep() - bins[best].bin.rep()) best = j;
-      Bin& lo = bins[best].bin;
-      const Entry hi = bins[best + 1];
-      lo.sum += hi.bin.sum;
-      lo.count += hi.bin.count;
-      lo.min = std::min(lo.min, hi.bin.min);
-      lo.max = std::max(lo.max, hi.bin.max);
-      parent[hi.id] = bins[best].id;
-      bins.erase(bins.begin() + static_cast<std::ptrdiff_t>(best) + 1);
-    }
-    return id;
-  }
-  // Dense index (position in ascending rep) of every id ever issued.
-  std::vector<std::size_t> dense_all() const {
-    std::vector<std::uint32_t> root = parent;
-    for (std::size_t id = 0; id < root.size(); ++id) {
-      std::uint32_t r = root[id];
-      while (root[r] != r) r = root[r];
-      for (std::uint32_t walk = static_cast<std::uint32_t>(id); root[walk] != r;) {
-        const std::uint32_t next = root[walk];
-        root[walk] = r;
-        walk = next;
-      }
-    }
-    std::vector<std::size_t> position_of_root(root.size(), bins.size());
-    for (std::size_t i = 0; i < bins.size(); ++i) position_of_root[bins[i].id] = i;
-    std::vector<std::size_t> dense(root.size());
-    for (std::size_t id = 0; id < root.size(); ++id) dense[id] = position_of_root[root[id]];
-    return dense;
-  }
-  BinTable table() const {
-    BinTable out;
-    for (const Entry& e : bins) out.push_back(e.bin);
-    return out;
-  }
-};
 
 struct NaiveProgramMerge {
   BinTable bins;

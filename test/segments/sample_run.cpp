@@ -29,7 +29,7 @@ RunData sample_run(std::size_t world_size, std::size_t segments) {
   for (std::size_t m = 0; m < kQuantizedCount; ++m)
     for (std::size_t b = 0; b < 4 + m; ++b) {
       const double base = 0.001 * static_cast<double>((b + 1) * (m + 1));
-      run.global_bins[m].push_back(Bin{base * 3.0, 3, base * 0.9, base * 1.2});
+      run.global_bins[m].push_back(Bin{base * 3.0, 3, base * 0.9, base * 1.2, 0});
     }
   SegmentTable& table = run.segments;
   for (std::size_t s = 0; s < segments; ++s) {

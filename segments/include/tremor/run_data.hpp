@@ -16,16 +16,22 @@ namespace tremor {
 
 // 2: /bins, /detail and /totals gained off_cpu_time. Version 1 files are
 // still read (that metric as 0).
-inline constexpr int kSchemaVersion = 2;
+// 3: every bin is one log code (/bins/<metric>/code); older files are read
+// as they are (their bins span several values).
+inline constexpr int kSchemaVersion = 3;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 
-// One quantizer bin (docs/statistics.md#quantization): the representative is sum/count, the
-// count-weighted mean; min and max keep the extremes for the EVT layer.
+// One bin (docs/statistics.md#quantization): the representative is sum/count, the
+// count-weighted mean; min and max keep the extremes for the EVT layer. Since
+// schema 3 a bin is one log code (tremor/log_code.hpp), all four are the
+// code's value, and `code` is set; bins merged to the paper's 256/512
+// (merge_closest_bins) and those of older files span several values.
 struct Bin {
   double sum = 0.0;
   std::uint64_t count = 0;
   double min = 0.0;
   double max = 0.0;
+  std::uint16_t code = 0;
   double rep() const { return count ? sum / static_cast<double>(count) : 0.0; }
 };
 using BinTable = std::vector<Bin>;  // ascending rep
@@ -102,7 +108,7 @@ struct InjectionRecord {
 struct RunData {
   RunMetadata meta;
   std::vector<RankInfo> ranks;                        // world_size entries
-  std::array<BinTable, kQuantizedCount> global_bins;  // <= 512 each
+  std::array<BinTable, kQuantizedCount> global_bins;  // ascending; one per code used (schema 3)
   SegmentTable segments;
   DetailRanks detail;
   // Unquantized per-rank totals, [world_size] each: the analysis checks its

@@ -1,7 +1,7 @@
-// Per-process store of closed segments: one QuantizedColumn per quantized
-// metric, a dictionary of feature signatures, the closing call, and raw
-// (unquantized) totals. About 18 bytes per segment: 6 x 2-byte bin ids,
-// a 4-byte signature index and a 2-byte call id (docs/schema.md).
+// Per-process store of closed segments: one CodeColumn per quantized metric,
+// a dictionary of segment kinds (feature signature + closing call), and raw
+// (unquantized) totals. 14 bytes per segment: 6 x 2-byte codes and a 2-byte
+// kind id (4 bytes once a process has seen more than 65535 kinds).
 #pragma once
 #include <array>
 #include <cstddef>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tremor/metrics.hpp"
-#include "tremor/quantizer.hpp"
+#include "tremor/code_column.hpp"
 #include "tremor/run_data.hpp"
 
 namespace tremor {
@@ -22,8 +22,8 @@ std::uint64_t signature_hash(const FeatureVector& features) noexcept;
 
 struct FinalizedSegments {
   std::size_t segments = 0;
-  std::array<BinTable, kQuantizedCount> bins;                        // per metric, <= 256, ascending rep
-  std::array<std::vector<std::uint8_t>, kQuantizedCount> bin_index;  // per metric, [segments]
+  std::array<BinTable, kQuantizedCount> bins;                         // per metric, one per code used, ascending
+  std::array<std::vector<std::uint16_t>, kQuantizedCount> bin_index;  // per metric, [segments]
   std::vector<FeatureVector> signatures;                             // dictionary, first-seen order
   std::vector<std::uint32_t> signature_index;                        // [segments]
   std::vector<std::uint16_t> closing_call;                           // [segments]
@@ -35,7 +35,7 @@ struct FinalizedSegments {
 
 class SegmentStore {
  public:
-  explicit SegmentStore(std::size_t max_bins = StreamingQuantizer::kMaxBins);
+  SegmentStore() noexcept = default;
 
   // Records one closed segment. noexcept; returns false if memory ran out, in
   // which case nothing of the segment is stored (it is counted as dropped).
@@ -43,27 +43,48 @@ class SegmentStore {
 
   // Finalised tables; the store stays usable (appending may continue).
   FinalizedSegments finalize();
-  std::size_t size() const noexcept { return closing_call_.size(); }
-  std::size_t signature_count() const noexcept { return signatures_.size(); }
+  std::size_t size() const noexcept { return records_.size(); }
+  std::size_t signature_count() const noexcept { return kinds_.size(); }
   std::size_t memory_bytes() const noexcept;
 
  private:
-  struct SignatureHasher {
-    std::size_t operator()(const FeatureVector& f) const noexcept {
-      return static_cast<std::size_t>(signature_hash(f));
+  // One segment: the metrics' codes and the id of its kind, 14 bytes.
+  struct Record {
+    std::array<std::uint16_t, kQuantizedCount> codes;
+    std::uint16_t kind;
+  };
+  static_assert(sizeof(Record) == 2 * (kQuantizedCount + 1));
+  // A kind id that does not fit: the record holds kWideKind and the id is in
+  // wide_kinds_, in segment order.
+  static constexpr std::uint32_t kWideKind = 0xFFFF;
+  struct WideKind {
+    std::uint64_t segment;
+    std::uint32_t kind;
+  };
+  // A kind is what segments share: feature signature and closing call.
+  struct Kind {
+    FeatureVector features;
+    std::uint16_t closing_call;
+    bool operator==(const Kind&) const = default;
+  };
+  struct KindHasher {
+    std::size_t operator()(const Kind& kind) const noexcept {
+      return static_cast<std::size_t>(signature_hash(kind.features) ^ kind.closing_call);
     }
   };
-  std::array<QuantizedColumn, kQuantizedCount> columns_;
-  std::unordered_map<FeatureVector, std::uint32_t, SignatureHasher> signature_ids_;
-  std::vector<FeatureVector> signatures_;
-  // Consecutive segments usually share their signature: compared before hashing.
-  std::uint32_t last_signature_ = 0;
-  ChunkedArray<std::uint32_t> signature_index_;
-  ChunkedArray<std::uint16_t> closing_call_;
+  // The id of the segment's kind, adding it if new; false if memory ran out.
+  bool kind_id(const FeatureVector& features, std::uint16_t closing_call, std::uint32_t* id) noexcept;
+
+  ChunkedArray<Record> records_;
+  ChunkedArray<WideKind> wide_kinds_;
+  std::unordered_map<Kind, std::uint32_t, KindHasher> kind_ids_;
+  std::vector<Kind> kinds_;
+  // Consecutive segments usually share their kind: compared before hashing.
+  std::uint32_t last_kind_ = 0;
   // Neumaier-compensated sums: totals stay exact to rounding over 1e9 segments.
   QuantizedValues raw_totals_{};
   QuantizedValues raw_compensation_{};
-  FeatureVector raw_feature_totals_{};
+  std::uint64_t non_finite_ = 0;
   std::uint64_t dropped_ = 0;
 };
 
