@@ -244,7 +244,7 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
     store_failed_ = true;
     warn("out of memory for segments; recording stops here, the data so far is kept");
   } else {
-    spill_.add(values, features, static_cast<std::uint16_t>(call), end);
+    spill_.add(*store_, end);
   }
   last_totals_ = now;
   segment_start_tick_ = end;
@@ -315,7 +315,7 @@ void Recorder::end_spill(SpillEnd reason) noexcept {
   for (int attempt = 0; attempt < 200; ++attempt) {
     if (boundary_mutex_.try_lock()) {
       std::lock_guard lock(boundary_mutex_, std::adopt_lock);
-      spill_.finish(reason);
+      if (store_) spill_.finish(*store_, reason);
       return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));

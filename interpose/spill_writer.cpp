@@ -74,14 +74,17 @@ void SpillWriter::open(const Config& config, SpillHeader header, Recorder& log) 
       if (header.rank == 0) ::unlink(path.c_str());
       return;
     }
-    buffer_.reset(new (std::nothrow) SpillRecord[kBufferRecords]);
     fd_ = fd;
     path_ = path;
     struct stat opened {};
     ::fstat(fd, &opened);
     device_ = opened.st_dev;
     inode_ = opened.st_ino;
-    if (!buffer_) {
+    try {
+      block_.reserve(sizeof(SpillBlockHeader) + kBlockSegments * (sizeof(SpillSegmentRecord) + sizeof(SpillKindRecord)));
+      new_kinds_.reserve(kBlockSegments);
+      new_segments_.reserve(kBlockSegments);
+    } catch (const std::bad_alloc&) {
       fail("out of memory");
       return;
     }
@@ -94,36 +97,43 @@ void SpillWriter::open(const Config& config, SpillHeader header, Recorder& log) 
   }
 }
 
-void SpillWriter::add(const QuantizedValues& values, const FeatureVector& features, std::uint16_t call,
-                      std::uint64_t now_tick) noexcept {
-  if (fd_ < 0) return;
-  SpillRecord& record = buffer_[buffered_++];
-  record.tag = SpillRecord::kSegmentTag;
-  record.closing_call = call;
-  record.end_reason = 0;
-  record.sequence = sequence_++;
-  record.values = values;
-  record.features = features;
-  seal(record);
-  if (buffered_ == kBufferRecords || now_tick - last_flush_tick_ >= interval_ticks_) {
-    last_flush_tick_ = now_tick;
-    if (!flush()) fail(std::strerror(errno));
+bool SpillWriter::encode_new(const SegmentStore& store) noexcept {
+  try {
+    block_.clear();
+    new_kinds_.clear();
+    new_segments_.clear();
+    for (std::size_t k = spilled_kinds_; k < store.kind_count(); ++k)
+      new_kinds_.push_back(SpillKindRecord{store.kind_features(k), store.kind_closing_call(k), {}});
+    for (std::size_t s = spilled_segments_; s < store.size(); ++s)
+      new_segments_.push_back(SpillSegmentRecord{store.codes(s), store.kind_of(s)});
+    if (!new_kinds_.empty() || !new_segments_.empty())
+      append_spill_block(block_, spilled_segments_, new_kinds_, new_segments_);
+  } catch (const std::bad_alloc&) {
+    errno = ENOMEM;
+    return false;
   }
+  spilled_kinds_ = store.kind_count();
+  spilled_segments_ = store.size();
+  return true;
 }
 
-void SpillWriter::finish(SpillEnd reason) noexcept {
+void SpillWriter::append_new(const SegmentStore& store, std::uint64_t now_tick) noexcept {
+  last_flush_tick_ = now_tick;
+  if (!encode_new(store) || !write_all(block_.data(), block_.size())) fail(std::strerror(errno));
+}
+
+void SpillWriter::finish(const SegmentStore& store, SpillEnd reason) noexcept {
   if (fd_ < 0) return;
-  if (buffered_ == kBufferRecords && !flush()) {
-    fail(std::strerror(errno));
-    return;
+  bool written = encode_new(store);
+  if (written) {
+    try {
+      append_spill_end(block_, spilled_segments_, reason);
+    } catch (const std::bad_alloc&) {
+      errno = ENOMEM;
+      written = false;
+    }
   }
-  SpillRecord& end = buffer_[buffered_++];
-  end = SpillRecord{};
-  end.tag = SpillRecord::kEndTag;
-  end.end_reason = static_cast<std::uint16_t>(reason);
-  end.sequence = sequence_;
-  seal(end);
-  if (!flush()) {
+  if (!written || !write_all(block_.data(), block_.size())) {
     fail(std::strerror(errno));
     return;
   }
@@ -139,12 +149,6 @@ void SpillWriter::remove() noexcept {
   fd_ = -1;
   ::unlink(path_.c_str());
   path_.clear();
-}
-
-bool SpillWriter::flush() noexcept {
-  const std::size_t bytes = buffered_ * sizeof(SpillRecord);
-  buffered_ = 0;
-  return bytes == 0 || write_all(buffer_.get(), bytes);
 }
 
 bool SpillWriter::write_all(const void* data, std::size_t bytes) noexcept {
@@ -178,7 +182,6 @@ void SpillWriter::fail(const std::string& what) noexcept {
     ::close(fd_);
   }
   fd_ = -1;
-  buffered_ = 0;
   if (log_) {
     log_->warn("crash-recovery spill '" + path_.string() + "' stopped (" + what +
                "); the segments so far stay in it, recording goes on");

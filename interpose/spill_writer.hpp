@@ -1,15 +1,18 @@
-// The per-rank crash-recovery spill (docs/spill.md): segments are buffered in
-// memory and appended with write(2) at the first boundary at least
-// TREMOR_SPILL_INTERVAL after the previous append, or when the buffer is full,
-// so a crash, MPI_Abort or kill loses at most one interval. Called with the
+// The per-rank crash-recovery spill (docs/spill.md): at the first boundary at
+// least TREMOR_SPILL_INTERVAL after the previous append, or once 2048
+// segments wait, the segments the store gained since are appended as one
+// block with write(2), so a crash, MPI_Abort or kill loses at most one
+// interval, and a boundary in between costs a comparison. Called with the
 // recorder's boundary lock held (or at exit / abort, after taking it).
 #pragma once
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tremor/config.hpp"
+#include "tremor/segment_store.hpp"
 #include "tremor/spill.hpp"
 
 namespace tremor::interpose {
@@ -23,14 +26,16 @@ class SpillWriter {
   // file and writes its header. Never throws; on failure the spill stays off.
   void open(const Config& config, SpillHeader header, Recorder& log) noexcept;
 
-  // Buffers one closed segment; appends the buffer when the interval has
-  // passed or it is full.
-  void add(const QuantizedValues& values, const FeatureVector& features, std::uint16_t call,
-           std::uint64_t now_tick) noexcept;
+  // After a segment was stored: appends the store's new segments when the
+  // interval has passed or enough wait.
+  void add(const SegmentStore& store, std::uint64_t now_tick) noexcept {
+    if (fd_ >= 0 && (store.size() - spilled_segments_ >= kBlockSegments || now_tick - last_flush_tick_ >= interval_ticks_))
+      append_new(store, now_tick);
+  }
 
-  // Appends what is buffered plus an end record and closes the file (kept).
-  // Idempotent: only the first call writes.
-  void finish(SpillEnd reason) noexcept;
+  // Appends the store's remaining segments plus an end record and closes the
+  // file (kept). Idempotent: only the first call writes.
+  void finish(const SegmentStore& store, SpillEnd reason) noexcept;
 
   // Removes this rank's file (after the run file was written).
   void remove() noexcept;
@@ -40,17 +45,21 @@ class SpillWriter {
   const std::filesystem::path& stem() const noexcept { return stem_; }
 
  private:
-  bool flush() noexcept;
+  void append_new(const SegmentStore& store, std::uint64_t now_tick) noexcept;
+  // Encodes the store's segments and kinds not yet written into block_.
+  bool encode_new(const SegmentStore& store) noexcept;
   bool write_all(const void* data, std::size_t bytes) noexcept;
   void fail(const std::string& what) noexcept;
 
-  static constexpr std::size_t kBufferRecords = 2048;  // 384 KiB
+  static constexpr std::size_t kBlockSegments = 2048;
   int fd_ = -1;
   std::filesystem::path stem_;
   std::filesystem::path path_;
-  std::unique_ptr<SpillRecord[]> buffer_;
-  std::size_t buffered_ = 0;
-  std::uint64_t sequence_ = 0;
+  std::vector<char> block_;
+  std::vector<SpillKindRecord> new_kinds_;
+  std::vector<SpillSegmentRecord> new_segments_;
+  std::size_t spilled_segments_ = 0;
+  std::size_t spilled_kinds_ = 0;
   std::uint64_t interval_ticks_ = 0;
   std::uint64_t last_flush_tick_ = 0;
   Recorder* log_ = nullptr;

@@ -48,6 +48,8 @@ def through_code(values, seconds):
 def code_copy(source, target):
     shutil.copyfile(source, target)
     with h5py.File(target, "r+") as f:
+        if "value" in f["bins/duration"]:
+            raise SystemExit(f"{source}: its values are log codes already (schema 3)")
         for metric in f["bins"]:
             group = f["bins"][metric]
             unit = group.attrs["unit"]

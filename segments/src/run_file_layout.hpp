@@ -47,8 +47,12 @@ inline constexpr const char* kSegmentSignature = "signature";
 inline constexpr const char* kSegmentLateRank = "late_rank";
 inline constexpr const char* kSegmentClosingCall = "closing_call";
 
-inline constexpr std::array kBinColumns = {"sum", "count", "min", "max"};
-inline constexpr const char* kBinCode = "code";  // schema 3
+// Schema 3: a bin is one log code; sum, min and max follow from its value.
+inline constexpr const char* kBinCode = "code";
+inline constexpr const char* kBinCount = "count";
+inline constexpr const char* kBinValue = "value";
+// Schemas 1 and 2: merged bins.
+inline constexpr std::array kMergedBinColumns = {"sum", "count", "min", "max"};
 
 inline constexpr std::array kInjectionNumbers = {
     std::pair{"time_s", &InjectionRecord::time_s},

@@ -89,25 +89,38 @@ bool read_bins(hid_t file, std::int32_t schema_version, std::array<BinTable, kQu
       continue;
     }
     const std::string group = "/bins/" + std::string(kQuantizedMetrics[m].name) + "/";
-    std::vector<double> sum, min, max;
     std::vector<std::uint64_t> count;
-    std::vector<std::uint16_t> code;
-    if (!hdf5::read_vector(file, group + layout::kBinColumns[0], sum, error) ||
-        !hdf5::read_vector(file, group + layout::kBinColumns[1], count, error) ||
-        !hdf5::read_vector(file, group + layout::kBinColumns[2], min, error) ||
-        !hdf5::read_vector(file, group + layout::kBinColumns[3], max, error) ||
+    if (schema_version >= 3) {
+      std::vector<std::uint16_t> code;
+      std::vector<double> value;
+      if (!hdf5::read_vector(file, group + layout::kBinCode, code, error) ||
+          !hdf5::read_vector(file, group + layout::kBinCount, count, error) ||
+          !hdf5::read_vector(file, group + layout::kBinValue, value, error) ||
+          !same_length(count.size(), code.size(), group + layout::kBinCount, error) ||
+          !same_length(value.size(), code.size(), group + layout::kBinValue, error))
+        return false;
+      if (code.size() > std::numeric_limits<std::uint16_t>::max() + std::size_t{1})
+        return fail(error, group + " has more bins than a uint16 index can address");
+      bins[m].resize(code.size());
+      for (std::size_t i = 0; i < code.size(); ++i)
+        bins[m][i] = Bin{.sum = value[i] * static_cast<double>(count[i]), .count = count[i], .min = value[i],
+                         .max = value[i], .code = code[i]};
+      continue;
+    }
+    std::vector<double> sum, min, max;
+    if (!hdf5::read_vector(file, group + layout::kMergedBinColumns[0], sum, error) ||
+        !hdf5::read_vector(file, group + layout::kMergedBinColumns[1], count, error) ||
+        !hdf5::read_vector(file, group + layout::kMergedBinColumns[2], min, error) ||
+        !hdf5::read_vector(file, group + layout::kMergedBinColumns[3], max, error) ||
         !same_length(count.size(), sum.size(), group + "count", error) ||
         !same_length(min.size(), sum.size(), group + "min", error) ||
         !same_length(max.size(), sum.size(), group + "max", error))
-      return false;
-    if (schema_version >= 3 && (!hdf5::read_vector(file, group + layout::kBinCode, code, error) ||
-                                !same_length(code.size(), sum.size(), group + layout::kBinCode, error)))
       return false;
     if (sum.size() > std::numeric_limits<std::uint16_t>::max() + std::size_t{1})
       return fail(error, group + " has more bins than a uint16 index can address");
     bins[m].resize(sum.size());
     for (std::size_t i = 0; i < sum.size(); ++i)
-      bins[m][i] = Bin{.sum = sum[i], .count = count[i], .min = min[i], .max = max[i], .code = code.empty() ? std::uint16_t{0} : code[i]};
+      bins[m][i] = Bin{.sum = sum[i], .count = count[i], .min = min[i], .max = max[i], .code = 0};
   }
   return true;
 }

@@ -64,11 +64,9 @@ bool write_bins(hid_t file, const std::array<BinTable, kQuantizedCount>& bins, s
     const MetricInfo& metric = kQuantizedMetrics[m];
     Handle group = hdf5::open_or_create_group(file, "/bins/" + std::string(metric.name), error);
     if (!group.valid() || !describe(group.get(), metric, error) ||
-        !hdf5::write_vector(group.get(), layout::kBinColumns[0], column(bins[m], &Bin::sum), error) ||
-        !hdf5::write_vector(group.get(), layout::kBinColumns[1], column(bins[m], &Bin::count), error) ||
-        !hdf5::write_vector(group.get(), layout::kBinColumns[2], column(bins[m], &Bin::min), error) ||
-        !hdf5::write_vector(group.get(), layout::kBinColumns[3], column(bins[m], &Bin::max), error) ||
-        !hdf5::write_vector(group.get(), layout::kBinCode, column(bins[m], &Bin::code), error))
+        !hdf5::write_vector(group.get(), layout::kBinCode, column(bins[m], &Bin::code), error) ||
+        !hdf5::write_vector(group.get(), layout::kBinCount, column(bins[m], &Bin::count), error) ||
+        !hdf5::write_vector(group.get(), layout::kBinValue, column(bins[m], &Bin::min), error))
       return false;
   }
   return true;

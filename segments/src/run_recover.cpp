@@ -103,7 +103,7 @@ std::optional<RecoveredRun> recover_run(const std::vector<SpillFile>& files, std
       note += "; " + std::to_string(file.dropped_bytes) + " bytes dropped (" + file.dropped_reason + ")";
     }
     out.notes.push_back(std::move(note));
-    for (const SpillRecord& record : file.segments) {
+    for (const SpilledSegment& record : file.segments) {
       if (record.closing_call >= root.call_names.size()) {
         error = file.path.string() + ": segment " + std::to_string(record.sequence) + " has closing call " +
                 std::to_string(record.closing_call) + " of " + std::to_string(root.call_names.size()) + " known";
@@ -128,7 +128,7 @@ std::optional<RecoveredRun> recover_run(const std::vector<SpillFile>& files, std
     SegmentStore store;
     double elapsed = 0.0;
     for (std::size_t s = 0; s < fewest; ++s) {
-      const SpillRecord& record = by_rank[r]->segments[s];
+      const SpilledSegment& record = by_rank[r]->segments[s];
       if (!store.append(record.values, record.features, record.closing_call)) {
         error = "out of memory while re-quantizing rank " + std::to_string(r);
         return std::nullopt;

@@ -69,12 +69,7 @@ bool SegmentStore::append(const QuantizedValues& values, const FeatureVector& fe
     const bool finite = std::isfinite(value);
     non_finite_ += !finite;
     record.codes[m] = encode_value(value, kScales[m]);
-    // Neumaier summation of the raw value (non-finite values count as 0, as in the codes).
-    const double v = finite ? value : 0.0;
-    const double t = raw_totals_[m] + v;
-    raw_compensation_[m] +=
-        std::abs(raw_totals_[m]) >= std::abs(v) ? (raw_totals_[m] - t) + v : (v - t) + raw_totals_[m];
-    raw_totals_[m] = t;
+    raw_totals_[m] += finite ? value : 0.0;  // non-finite values count as 0, as in the codes
   }
   record.kind = static_cast<std::uint16_t>(std::min(kind, kWideKind));
   if (kind >= kWideKind) wide_kinds_.push_reserved({records_.size(), kind});
@@ -91,7 +86,7 @@ FinalizedSegments SegmentStore::finalize() {
                                              [this, m](std::size_t s) { return records_[s].codes[m]; });
     out.bins[m] = std::move(column.bins);
     out.bin_index[m] = std::move(column.index);
-    out.raw_totals[m] = raw_totals_[m] + raw_compensation_[m];
+    out.raw_totals[m] = raw_totals_[m];
   }
   out.non_finite_values = non_finite_;
   // Signatures in first-seen order: kinds were added in segment order.
@@ -123,6 +118,21 @@ FinalizedSegments SegmentStore::finalize() {
     for (std::size_t f = 0; f < kFeatureCount; ++f) out.raw_feature_totals[f] += segments_of_kind[k] * kinds_[k].features[f];
   out.dropped_segments = dropped_;
   return out;
+}
+
+std::uint32_t SegmentStore::kind_of(std::size_t segment) const noexcept {
+  const Record& record = records_[segment];
+  if (record.kind != kWideKind) return record.kind;
+  std::size_t low = 0, high = wide_kinds_.size();  // the entry of this segment, by binary search
+  while (high - low > 1) {
+    const std::size_t middle = (low + high) / 2;
+    if (wide_kinds_[middle].segment <= segment) {
+      low = middle;
+    } else {
+      high = middle;
+    }
+  }
+  return wide_kinds_[low].kind;
 }
 
 std::size_t SegmentStore::memory_bytes() const noexcept {

@@ -7,6 +7,7 @@
 #include <map>
 #include <system_error>
 
+#include "tremor/log_code.hpp"
 #include "tremor/spill.hpp"
 
 namespace tremor {
@@ -141,7 +142,37 @@ std::string_view describe(SpillEnd end) {
   return "unknown";
 }
 
-void seal(SpillRecord& record) noexcept { record.checksum = checksum_of(&record, offsetof(SpillRecord, checksum)); }
+std::uint64_t spill_block_checksum(const SpillBlockHeader& header, std::span<const char> records) noexcept {
+  const std::uint64_t head = checksum_of(&header, offsetof(SpillBlockHeader, checksum));
+  return finish_hash(head ^ (checksum_of(records.data(), records.size()) * kMultiplier));
+}
+
+void append_spill_block(std::vector<char>& out, std::uint64_t first_segment, std::span<const SpillKindRecord> kinds,
+                        std::span<const SpillSegmentRecord> segments) {
+  SpillBlockHeader header;
+  header.tag = SpillBlockHeader::kBlockTag;
+  header.first_segment = first_segment;
+  header.segments = static_cast<std::uint32_t>(segments.size());
+  header.kinds = static_cast<std::uint32_t>(kinds.size());
+  const std::size_t start = out.size();
+  const std::size_t kind_bytes = kinds.size_bytes();
+  out.resize(start + sizeof header + kind_bytes + segments.size_bytes());
+  char* records = out.data() + start + sizeof header;
+  if (kind_bytes > 0) std::memcpy(records, kinds.data(), kind_bytes);
+  if (!segments.empty()) std::memcpy(records + kind_bytes, segments.data(), segments.size_bytes());
+  header.checksum = spill_block_checksum(header, std::span<const char>(records, kind_bytes + segments.size_bytes()));
+  std::memcpy(out.data() + start, &header, sizeof header);
+}
+
+void append_spill_end(std::vector<char>& out, std::uint64_t segment_count, SpillEnd reason) {
+  SpillBlockHeader header;
+  header.tag = SpillBlockHeader::kEndTag;
+  header.end_reason = static_cast<std::uint16_t>(reason);
+  header.first_segment = segment_count;
+  header.checksum = spill_block_checksum(header, {});
+  const auto* bytes = reinterpret_cast<const char*>(&header);
+  out.insert(out.end(), bytes, bytes + sizeof header);
+}
 
 std::vector<char> encode_spill_header(const SpillHeader& h) {
   std::string text;
@@ -222,30 +253,72 @@ std::optional<SpillFile> parse_spill(std::span<const char> bytes, std::string& e
   if (!parse_text(std::string_view(text, prefix.text_bytes), file.header, error)) return std::nullopt;
 
   std::size_t offset = sizeof prefix + prefix.text_bytes;
-  while (bytes.size() - offset >= kSpillRecordBytes) {
-    SpillRecord record;
-    std::memcpy(&record, bytes.data() + offset, sizeof record);
-    const std::uint64_t stored = record.checksum;
-    seal(record);
+  std::vector<SpillKindRecord> kinds;
+  // One block; false (with the reason) ends the stream there.
+  auto take_block = [&]() -> bool {
     const std::uint64_t n = file.segments.size();
-    if (record.checksum != stored) {
-      file.dropped_reason = "record " + std::to_string(n) + " fails its checksum";
-    } else if (record.tag == SpillRecord::kSegmentTag && record.sequence == n) {
-      file.segments.push_back(record);
-      offset += kSpillRecordBytes;
-      continue;
-    } else if (record.tag == SpillRecord::kEndTag && record.sequence == n && record.end_reason >= 1 &&
-               record.end_reason <= 3) {
-      file.end = static_cast<SpillEnd>(record.end_reason);
-      offset += kSpillRecordBytes;
-      if (offset < bytes.size()) file.dropped_reason = "data after the end record";
-    } else {
-      file.dropped_reason = "record " + std::to_string(n) + " is out of sequence";
+    SpillBlockHeader block;
+    if (bytes.size() - offset < sizeof block) {
+      file.dropped_reason = "truncated last block";
+      return false;
     }
-    break;
+    std::memcpy(&block, bytes.data() + offset, sizeof block);
+    const std::uint64_t payload = std::uint64_t{block.kinds} * sizeof(SpillKindRecord) +
+                                  std::uint64_t{block.segments} * sizeof(SpillSegmentRecord);
+    if (payload > bytes.size() - offset - sizeof block) {
+      file.dropped_reason = "truncated last block";
+      return false;
+    }
+    const char* records = bytes.data() + offset + sizeof block;
+    if (spill_block_checksum(block, std::span<const char>(records, payload)) != block.checksum) {
+      file.dropped_reason = "the block of segment " + std::to_string(n) + " fails its checksum";
+      return false;
+    }
+    if (block.first_segment != n) {
+      file.dropped_reason = "the block of segment " + std::to_string(n) + " is out of sequence";
+      return false;
+    }
+    if (block.tag == SpillBlockHeader::kEndTag && payload == 0 && block.end_reason >= 1 && block.end_reason <= 3) {
+      file.end = static_cast<SpillEnd>(block.end_reason);
+      offset += sizeof block;
+      if (offset < bytes.size()) file.dropped_reason = "data after the end record";
+      return false;
+    }
+    if (block.tag != SpillBlockHeader::kBlockTag) {
+      file.dropped_reason = "the block of segment " + std::to_string(n) + " has an unknown tag";
+      return false;
+    }
+    const std::size_t known_kinds = kinds.size();
+    for (std::uint32_t k = 0; k < block.kinds; ++k) {
+      SpillKindRecord kind;
+      std::memcpy(&kind, records + std::size_t{k} * sizeof kind, sizeof kind);
+      kinds.push_back(kind);
+    }
+    const char* segment_records = records + std::size_t{block.kinds} * sizeof(SpillKindRecord);
+    std::vector<SpilledSegment> decoded(block.segments);
+    for (std::uint32_t i = 0; i < block.segments; ++i) {
+      SpillSegmentRecord record;
+      std::memcpy(&record, segment_records + std::size_t{i} * sizeof record, sizeof record);
+      if (record.kind >= kinds.size()) {
+        kinds.resize(known_kinds);
+        file.dropped_reason = "segment " + std::to_string(n + i) + " names an unknown kind";
+        return false;
+      }
+      SpilledSegment& segment = decoded[i];
+      segment.sequence = n + i;
+      segment.closing_call = kinds[record.kind].closing_call;
+      segment.features = kinds[record.kind].features;
+      for (std::size_t m = 0; m < kQuantizedCount; ++m)
+        segment.values[m] = decode_value(record.codes[m], code_scale(static_cast<Quantized>(m)));
+    }
+    file.segments.insert(file.segments.end(), decoded.begin(), decoded.end());
+    offset += sizeof block + payload;
+    return true;
+  };
+  while (offset < bytes.size() && take_block()) {
   }
   file.dropped_bytes = bytes.size() - offset;
-  if (file.dropped_bytes > 0 && file.dropped_reason.empty()) file.dropped_reason = "truncated last record";
+  if (file.dropped_bytes > 0 && file.dropped_reason.empty()) file.dropped_reason = "truncated last block";
   return file;
 }
 

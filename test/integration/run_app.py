@@ -50,9 +50,7 @@ def per_rank_features(f):
 
 
 def detail_values(f, metric):
-    bins = f[f"bins/{metric}"]
-    rep = bins["sum"][:] / np.maximum(bins["count"][:], 1)
-    return rep[f[f"detail/{metric}"][:]]
+    return f[f"bins/{metric}/value"][:][f[f"detail/{metric}"][:]]
 
 
 class CheckFailed(Exception):
@@ -188,7 +186,7 @@ def check_schema(f, args):
                 "segments/late_rank", "segments/closing_call", "ranks/hostname", "ranks/node_id",
                 "ranks/local_rank", "detail/ranks", "detail/signature_index", "detail/signatures",
                 "configuration/name", "configuration/value", "call_names"]
-    required += [f"bins/{m}/{field}" for m in quantized for field in ("sum", "count", "min", "max")]
+    required += [f"bins/{m}/{field}" for m in quantized for field in ("code", "count", "value")]
     required += [f"detail/{m}" for m in quantized] + [f"totals/{m}" for m in quantized + features]
     missing = [name for name in required if name not in f]
     if missing:

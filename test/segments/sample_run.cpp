@@ -1,5 +1,7 @@
 #include "sample_run.hpp"
 
+#include "tremor/code_column.hpp"
+
 namespace tremor::test {
 
 RunData sample_run(std::size_t world_size, std::size_t segments) {
@@ -26,10 +28,11 @@ RunData sample_run(std::size_t world_size, std::size_t segments) {
   for (std::size_t r = 0; r < world_size; ++r)
     run.ranks.push_back({static_cast<std::int32_t>(r), "node" + std::to_string(r / 2), static_cast<std::int32_t>(r / 2),
                          static_cast<std::int32_t>(r % 2)});
+  // One bin per log code, ascending, as the profiler writes them.
   for (std::size_t m = 0; m < kQuantizedCount; ++m)
     for (std::size_t b = 0; b < 4 + m; ++b) {
-      const double base = 0.001 * static_cast<double>((b + 1) * (m + 1));
-      run.global_bins[m].push_back(Bin{base * 3.0, 3, base * 0.9, base * 1.2, 0});
+      const auto code = static_cast<std::uint16_t>(20000 + 700 * b + 13 * m);
+      run.global_bins[m].push_back(code_bin(code, 3 + b, code_scale(static_cast<Quantized>(m))));
     }
   SegmentTable& table = run.segments;
   for (std::size_t s = 0; s < segments; ++s) {

@@ -54,6 +54,7 @@ void require_equal(const RunData& a, const RunData& b) {
       CHECK(a.global_bins[m][i].count == b.global_bins[m][i].count);
       CHECK(a.global_bins[m][i].min == b.global_bins[m][i].min);
       CHECK(a.global_bins[m][i].max == b.global_bins[m][i].max);
+      CHECK(a.global_bins[m][i].code == b.global_bins[m][i].code);
     }
     CHECK(a.detail.global_index[m] == b.detail.global_index[m]);
   }

@@ -10,13 +10,14 @@
 #include <random>
 
 #include "temp_dir.hpp"
+#include "tremor/log_code.hpp"
+#include "tremor/segment_store.hpp"
 #include "tremor/spill.hpp"
 
 namespace {
 
 using tremor::SpillEnd;
 using tremor::SpillHeader;
-using tremor::SpillRecord;
 
 SpillHeader header_for(int rank, int world, std::uint64_t run_id = 42) {
   SpillHeader h;
@@ -39,36 +40,51 @@ SpillHeader header_for(int rank, int world, std::uint64_t run_id = 42) {
   return h;
 }
 
-SpillRecord segment(std::uint64_t sequence, int rank) {
-  SpillRecord r;
-  r.tag = SpillRecord::kSegmentTag;
-  r.closing_call = 1;
-  r.sequence = sequence;
-  r.values = {0.01 * static_cast<double>(1 + sequence % 3) + 0.001 * rank, 0.002, 0.0, 0.001 * (rank + 1),
+// Segment `sequence` of `rank` as the recorder would store it: values, and
+// the features and call of its kind (two kinds, alternating).
+struct TestSegment {
+  tremor::QuantizedValues values;
+  tremor::FeatureVector features;
+  std::uint16_t closing_call;
+};
+TestSegment segment(std::uint64_t sequence, int rank) {
+  TestSegment t{};
+  t.closing_call = 1;
+  t.values = {0.01 * static_cast<double>(1 + sequence % 3) + 0.001 * rank, 0.002, 0.0, 0.001 * (rank + 1),
               1e6 * static_cast<double>(1 + sequence % 2)};
-  r.features[0] = 1;
-  r.features[8] = 4096 + sequence % 2;
-  tremor::seal(r);
-  return r;
+  t.features[0] = 1;
+  t.features[8] = 4096 + sequence % 2;
+  return t;
 }
 
-SpillRecord end_record(std::uint64_t count, SpillEnd reason) {
-  SpillRecord r;
-  r.tag = SpillRecord::kEndTag;
-  r.end_reason = static_cast<std::uint16_t>(reason);
-  r.sequence = count;
-  tremor::seal(r);
-  return r;
+// The values a spill gives back: through the log code.
+tremor::QuantizedValues coded(const tremor::QuantizedValues& values) {
+  tremor::QuantizedValues out{};
+  for (std::size_t m = 0; m < tremor::kQuantizedCount; ++m) {
+    const auto scale = tremor::code_scale(static_cast<tremor::Quantized>(m));
+    out[m] = tremor::decode_value(tremor::encode_value(values[m], scale), scale);
+  }
+  return out;
 }
 
-std::vector<char> spill_bytes(const SpillHeader& h, std::size_t segments, SpillEnd end = SpillEnd::none) {
+// Header, then one block per segment (as with TREMOR_SPILL_INTERVAL=0);
+// `block_start` receives each block's offset.
+std::vector<char> spill_bytes(const SpillHeader& h, std::size_t segments, SpillEnd end = SpillEnd::none,
+                              std::vector<std::size_t>* block_start = nullptr) {
   std::vector<char> bytes = tremor::encode_spill_header(h);
-  auto append = [&bytes](const SpillRecord& r) {
-    const auto* p = reinterpret_cast<const char*>(&r);
-    bytes.insert(bytes.end(), p, p + sizeof r);
-  };
-  for (std::size_t s = 0; s < segments; ++s) append(segment(s, h.rank));
-  if (end != SpillEnd::none) append(end_record(segments, end));
+  tremor::SegmentStore store;
+  std::size_t kinds_written = 0;
+  for (std::size_t s = 0; s < segments; ++s) {
+    const TestSegment t = segment(s, h.rank);
+    REQUIRE(store.append(t.values, t.features, t.closing_call));
+    std::vector<tremor::SpillKindRecord> kinds;
+    for (; kinds_written < store.kind_count(); ++kinds_written)
+      kinds.push_back({store.kind_features(kinds_written), store.kind_closing_call(kinds_written), {}});
+    const tremor::SpillSegmentRecord record{store.codes(s), store.kind_of(s)};
+    if (block_start) block_start->push_back(bytes.size());
+    tremor::append_spill_block(bytes, s, kinds, std::span(&record, 1));
+  }
+  if (end != SpillEnd::none) tremor::append_spill_end(bytes, segments, end);
   return bytes;
 }
 
@@ -96,38 +112,46 @@ TEST_CASE("spill round trip keeps the header and every record") {
   CHECK(file.header.start_time_unix == h.start_time_unix);
   CHECK(file.header.seconds_per_tick == h.seconds_per_tick);
   REQUIRE(file.segments.size() == 7);
-  CHECK(file.segments[5].values == segment(5, 1).values);
+  CHECK(file.segments[5].values == coded(segment(5, 1).values));
   CHECK(file.segments[5].features == segment(5, 1).features);
+  CHECK(file.segments[5].closing_call == 1);
+  CHECK(file.segments[5].sequence == 5);
   CHECK(file.end == SpillEnd::abort);
   CHECK(file.dropped_bytes == 0);
 }
 
-TEST_CASE("a torn or corrupt tail is dropped, the records before it kept") {
+TEST_CASE("a torn or corrupt tail is dropped, the blocks before it kept") {
   const SpillHeader h = header_for(0, 2);
-  std::vector<char> bytes = spill_bytes(h, 6);
-  SECTION("truncated last record") {
-    bytes.resize(bytes.size() - 50);
+  std::vector<std::size_t> block;
+  std::vector<char> bytes = spill_bytes(h, 6, SpillEnd::none, &block);
+  SECTION("truncated last block") {
+    bytes.resize(bytes.size() - 5);
     const auto file = parsed(bytes);
     CHECK(file.segments.size() == 5);
-    CHECK(file.dropped_bytes == tremor::kSpillRecordBytes - 50);
-    CHECK(file.dropped_reason == "truncated last record");
+    CHECK(file.dropped_bytes == bytes.size() - block[5]);
+    CHECK(file.dropped_reason == "truncated last block");
     CHECK(file.end == SpillEnd::none);
   }
-  SECTION("one flipped byte in record 3") {
-    const std::size_t header = tremor::encode_spill_header(h).size();
-    bytes[header + 3 * tremor::kSpillRecordBytes + 40] ^= 0x10;
+  SECTION("one flipped byte in block 3") {
+    bytes[block[3] + sizeof(tremor::SpillBlockHeader) + 3] ^= 0x10;
     const auto file = parsed(bytes);
     CHECK(file.segments.size() == 3);
-    CHECK(file.dropped_bytes == 3 * tremor::kSpillRecordBytes);
+    CHECK(file.dropped_bytes == bytes.size() - block[3]);
     CHECK(file.dropped_reason.find("checksum") != std::string::npos);
   }
-  SECTION("a record repeated (out of sequence)") {
-    const std::size_t header = tremor::encode_spill_header(h).size();
-    std::memcpy(bytes.data() + header + 4 * tremor::kSpillRecordBytes,
-                bytes.data() + header + 2 * tremor::kSpillRecordBytes, tremor::kSpillRecordBytes);
+  SECTION("a block repeated (out of sequence)") {
+    std::memcpy(bytes.data() + block[4], bytes.data() + block[2], block[3] - block[2]);
     const auto file = parsed(bytes);
     CHECK(file.segments.size() == 4);
     CHECK(file.dropped_reason.find("sequence") != std::string::npos);
+  }
+  SECTION("a segment naming a kind no block gave") {
+    std::vector<char> more = tremor::encode_spill_header(h);
+    const tremor::SpillSegmentRecord record{{1, 2, 3, 4, 5, 6}, 0};
+    tremor::append_spill_block(more, 0, {}, std::span(&record, 1));
+    const auto file = parsed(more);
+    CHECK(file.segments.empty());
+    CHECK(file.dropped_reason.find("unknown kind") != std::string::npos);
   }
 }
 
@@ -205,9 +229,9 @@ TEST_CASE("recovery merges ranks over the common prefix and marks the run partia
   }
   double expected_time = 0.0;
   for (std::size_t s = 0; s < 6; ++s) expected_time += segment(s, 2).values[0];
-  CHECK(run.meta.run_time_s == Approx(expected_time));
+  CHECK(run.meta.run_time_s == Approx(expected_time).epsilon(1.0 / 2048));  // the spill keeps log codes
   REQUIRE(run.raw_totals.size() == 3);
-  CHECK(run.raw_totals[1][4] == Approx(1e6 * (1 + 2 + 1 + 2 + 1 + 2)));
+  CHECK(run.raw_totals[1][4] == Approx(1e6 * (1 + 2 + 1 + 2 + 1 + 2)).epsilon(1.0 / 2048));
   bool prefix_noted = false;
   for (const auto& note : recovered->notes) prefix_noted |= note.find("between 6 and 9") != std::string::npos;
   CHECK(prefix_noted);

@@ -47,6 +47,15 @@ class SegmentStore {
   std::size_t signature_count() const noexcept { return kinds_.size(); }
   std::size_t memory_bytes() const noexcept;
 
+  // What the crash-recovery spill copies, a block at a time.
+  std::size_t kind_count() const noexcept { return kinds_.size(); }
+  const FeatureVector& kind_features(std::size_t kind) const noexcept { return kinds_[kind].features; }
+  std::uint16_t kind_closing_call(std::size_t kind) const noexcept { return kinds_[kind].closing_call; }
+  const std::array<std::uint16_t, kQuantizedCount>& codes(std::size_t segment) const noexcept {
+    return records_[segment].codes;
+  }
+  std::uint32_t kind_of(std::size_t segment) const noexcept;
+
  private:
   // One segment: the metrics' codes and the id of its kind, 14 bytes.
   struct Record {
@@ -81,9 +90,9 @@ class SegmentStore {
   std::vector<Kind> kinds_;
   // Consecutive segments usually share their kind: compared before hashing.
   std::uint32_t last_kind_ = 0;
-  // Neumaier-compensated sums: totals stay exact to rounding over 1e9 segments.
+  // Plain sums: over 1e9 segments their rounding (< 1e-7 relative) stays far
+  // below the codes' 1/2048, which is what the totals are there to check.
   QuantizedValues raw_totals_{};
-  QuantizedValues raw_compensation_{};
   std::uint64_t non_finite_ = 0;
   std::uint64_t dropped_ = 0;
 };

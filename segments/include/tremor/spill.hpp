@@ -1,12 +1,15 @@
-// The crash-recovery spill (docs/spill.md): each rank appends its raw
-// per-segment records to <stem>.r<rank>.spill while the run goes on, so a run
-// that never reaches MPI_Finalize can still be analysed (`tremor analyze
-// --recover`). MPI-free: the profiler encodes, the `tremor` tool decodes.
+// The crash-recovery spill (docs/spill.md): each rank appends its segments
+// to <stem>.r<rank>.spill while the run goes on, so a run that never reaches
+// MPI_Finalize can still be analysed (`tremor analyze --recover`). MPI-free:
+// the profiler encodes, the `tremor` tool decodes.
 //
 // Layout: a fixed 32-byte prefix (magic, version, text length, record size,
-// text checksum), a text header of key=value lines, then fixed-size records
-// each carrying its own sequence number and checksum, so a torn or corrupt
-// tail is detected and dropped.
+// text checksum), a text header of key=value lines, then blocks, one per
+// append: a 32-byte block header (tag, first segment, counts, checksum of the
+// block), the segment kinds first seen since the previous block, and one
+// 16-byte record per segment (its six log codes and its kind). A block is
+// written at most once per interval, so a boundary does nothing for the
+// spill; a torn or corrupt block ends the stream and is dropped.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -25,7 +28,8 @@
 namespace tremor {
 
 inline constexpr std::array<char, 8> kSpillMagic{'T', 'R', 'E', 'M', 'S', 'P', 'I', 'L'};
-inline constexpr std::uint32_t kSpillVersion = 2;  // 2: records gained off_cpu_time
+// 2: records gained off_cpu_time. 3: blocks of log-coded records.
+inline constexpr std::uint32_t kSpillVersion = 3;
 inline constexpr std::string_view kSpillExtension = ".spill";
 inline constexpr std::size_t kSpillPrefixBytes = 32;
 inline constexpr std::size_t kSpillMaxTextBytes = 1 << 20;
@@ -39,21 +43,52 @@ enum class SpillEnd : std::uint16_t {
 };
 std::string_view describe(SpillEnd end);
 
-struct SpillRecord {
-  std::uint32_t tag = 0;  // kSegmentTag or kEndTag
+// One segment in a block: its values' log codes and its kind's index in the
+// file's kind table (kinds are numbered in the order their blocks give them).
+struct SpillSegmentRecord {
+  std::array<std::uint16_t, kQuantizedCount> codes{};
+  std::uint32_t kind = 0;
+};
+static_assert(sizeof(SpillSegmentRecord) == 2 * kQuantizedCount + 4, "packed 16-byte records");
+inline constexpr std::size_t kSpillRecordBytes = sizeof(SpillSegmentRecord);
+
+// A segment kind, given once, in the first block that has a segment of it.
+struct SpillKindRecord {
+  FeatureVector features{};
   std::uint16_t closing_call = 0;
-  std::uint16_t end_reason = 0;  // SpillEnd, end records only
-  std::uint64_t sequence = 0;    // segment number; for the end record, the segment count
+  std::array<std::uint8_t, 6> padding{};
+};
+static_assert(sizeof(SpillKindRecord) == 8 * kFeatureCount + 8, "packed kind records");
+
+struct SpillBlockHeader {
+  std::uint32_t tag = 0;  // kBlockTag or kEndTag
+  std::uint16_t end_reason = 0;  // SpillEnd, end blocks only
+  std::uint16_t reserved = 0;
+  std::uint64_t first_segment = 0;  // number of the block's first segment; for the end block, the count
+  std::uint32_t segments = 0;       // SpillSegmentRecords in the block
+  std::uint32_t kinds = 0;          // SpillKindRecords in the block, before the segments
+  std::uint64_t checksum = 0;       // of this header before it, then of the block's records
+
+  static constexpr std::uint32_t kBlockTag = 0x334b4c42;  // "BLK3"
+  static constexpr std::uint32_t kEndTag = 0x33444e45;    // "END3"
+};
+static_assert(sizeof(SpillBlockHeader) == 32);
+
+// A block's checksum over its header (up to the checksum) and its records.
+std::uint64_t spill_block_checksum(const SpillBlockHeader& header, std::span<const char> records) noexcept;
+// Appends one block (the kinds first given in it, then its segments) or the
+// end block to `out`; may throw std::bad_alloc.
+void append_spill_block(std::vector<char>& out, std::uint64_t first_segment, std::span<const SpillKindRecord> kinds,
+                        std::span<const SpillSegmentRecord> segments);
+void append_spill_end(std::vector<char>& out, std::uint64_t segment_count, SpillEnd reason);
+
+// One recovered segment, its values decoded from their log codes.
+struct SpilledSegment {
+  std::uint64_t sequence = 0;
+  std::uint16_t closing_call = 0;
   QuantizedValues values{};
   FeatureVector features{};
-  std::uint64_t checksum = 0;  // of every byte before it
-
-  static constexpr std::uint32_t kSegmentTag = 0x31474553;  // "SEG1"
-  static constexpr std::uint32_t kEndTag = 0x31444e45;      // "END1"
 };
-static_assert(sizeof(SpillRecord) == 16 + 8 * kQuantizedCount + 8 * kFeatureCount + 8,
-              "spill records are packed fixed-size rows");
-inline constexpr std::size_t kSpillRecordBytes = sizeof(SpillRecord);
 
 // What each rank writes once, at MPI_Init.
 struct SpillHeader {
@@ -81,13 +116,11 @@ struct SpillHeader {
 
 // Encoded header bytes (prefix + text). Newlines inside values become spaces.
 std::vector<char> encode_spill_header(const SpillHeader& header);
-// Fills in the checksum.
-void seal(SpillRecord& record) noexcept;
 
 struct SpillFile {
   std::filesystem::path path;
   SpillHeader header;
-  std::vector<SpillRecord> segments;  // sequence 0..n-1, in order
+  std::vector<SpilledSegment> segments;  // sequence 0..n-1, in order
   SpillEnd end = SpillEnd::none;
   std::uint64_t dropped_bytes = 0;  // a torn or corrupt tail that was ignored
   std::string dropped_reason;       // why the tail was dropped
@@ -95,7 +128,7 @@ struct SpillFile {
 
 // Reads and validates one spill file; std::nullopt with a one-line reason in
 // `error` when the header is missing, corrupt, of another version or of a
-// build with other metrics. A bad record ends the stream (counted as dropped).
+// build with other metrics. A bad block ends the stream (counted as dropped).
 std::optional<SpillFile> read_spill(const std::filesystem::path& path, std::string& error);
 // Same, from bytes already in memory (unit tests, fuzzing).
 std::optional<SpillFile> parse_spill(std::span<const char> bytes, std::string& error);
@@ -117,8 +150,8 @@ struct RecoveredRun {
 };
 
 // Merges one run's spill files (every rank exactly once) into a RunData,
-// re-quantizing each rank's raw records through SegmentStore as the profiler
-// does. Only the boundaries every rank recorded (the common prefix) are used:
+// storing each rank's segments through SegmentStore as the profiler does
+// (the decoded values encode to the same codes). Only the boundaries every rank recorded (the common prefix) are used:
 // boundaries are global collectives, so segment s is the same interval on
 // every rank, and the program-wide reductions (longest duration, late rank)
 // are only right when every rank's row is present. std::nullopt with `error`
