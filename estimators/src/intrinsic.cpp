@@ -188,13 +188,17 @@ SegmentPosterior delay_posterior(double r, double sigma, double p, double tau) {
   if (!(sigma > 0.0) || !(tau > 0.0) || !(p > 0.0) || !std::isfinite(r)) return {};
   const double log_clean = std::log1p(-p) - 0.5 * (r / sigma) * (r / sigma) - std::log(sigma) - kLogRootTwoPi;
   const double ratio = sigma / tau;
-  const double log_delayed =
-      std::log(p) - std::log(tau) + 0.5 * ratio * ratio - r / tau + log_normal_cdf(r / sigma - ratio);
-  const double difference = log_clean - log_delayed;
-  const double probability = difference > 700.0 ? 0.0 : 1.0 / (1.0 + std::exp(difference));
   // Jondrow et al. (1982): u | (v + u = r) is N(r - sigma^2/tau, sigma^2) truncated at 0.
   const double shifted = r - sigma * ratio;
-  const double conditional = std::max(0.0, shifted + sigma * inverse_mills_ratio(shifted / sigma));
+  const double z = shifted / sigma;
+  // Phi(z) once for both the likelihood and the inverse Mills ratio (the costly erfc).
+  const double cdf = z > -30.0 ? 0.5 * std::erfc(-z / std::numbers::sqrt2) : 0.0;
+  const double log_cdf = z > -30.0 ? std::log(cdf) : log_normal_cdf(z);
+  const double log_delayed = std::log(p) - std::log(tau) + 0.5 * ratio * ratio - r / tau + log_cdf;
+  const double difference = log_clean - log_delayed;
+  const double probability = difference > 700.0 ? 0.0 : 1.0 / (1.0 + std::exp(difference));
+  const double mills = z > -8.0 ? std::exp(-0.5 * z * z - kLogRootTwoPi) / cdf : inverse_mills_ratio(z);
+  const double conditional = std::max(0.0, shifted + sigma * mills);
   return {probability, probability * conditional};
 }
 

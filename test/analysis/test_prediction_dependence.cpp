@@ -7,6 +7,7 @@
 #include <random>
 
 #include "synthetic_run.hpp"
+#include "analysis_internal.hpp"
 #include "tremor/analysis/analysis.hpp"
 
 using namespace tremor;
@@ -110,4 +111,27 @@ TEST_CASE("group levels are not mistaken for autocorrelation", "[analysis][depen
   REQUIRE_FALSE(result.predictions.empty());
   CHECK(result.prediction_variance_inflation < 1.5);
   CHECK_FALSE(warned(result));
+}
+
+TEST_CASE("quantile_subsample picks the same order statistics as a full sort", "[prediction]") {
+  std::mt19937_64 engine(5);
+  std::lognormal_distribution<double> draw(-6.0, 1.0);
+  std::uniform_int_distribution<int> coarse(0, 9);
+  for (const std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{100}, std::size_t{5000}}) {
+    for (const std::size_t limit : {std::size_t{1}, std::size_t{2}, std::size_t{8}, std::size_t{99}, std::size_t{4096}}) {
+      std::vector<double> values(n);
+      for (std::size_t i = 0; i < n; ++i) values[i] = i % 3 == 0 ? 1e-3 * coarse(engine) : draw(engine);  // with ties
+      std::vector<double> sorted = values;
+      std::sort(sorted.begin(), sorted.end());
+      std::vector<double> expected = sorted;
+      if (n > limit && limit >= 2) {
+        expected.resize(limit);
+        const double step = static_cast<double>(n - 1) / static_cast<double>(limit - 1);
+        for (std::size_t i = 0; i < limit; ++i)
+          expected[i] = sorted[static_cast<std::size_t>(std::llround(step * static_cast<double>(i)))];
+      }
+      INFO("n " << n << " limit " << limit);
+      CHECK(tremor::analysis::detail::quantile_subsample(values, limit) == expected);
+    }
+  }
 }

@@ -269,13 +269,32 @@ std::mt19937_64 engine_for(std::uint64_t seed, std::uint64_t stream) {
 }
 
 std::vector<double> quantile_subsample(std::vector<double> values, std::size_t limit) {
-  std::sort(values.begin(), values.end());
-  if (values.size() <= limit || limit < 2) return values;
-  std::vector<double> chosen(limit);
-  const double step = static_cast<double>(values.size() - 1) / static_cast<double>(limit - 1);
-  for (std::size_t i = 0; i < limit; ++i) {
-    chosen[i] = values[static_cast<std::size_t>(std::llround(step * static_cast<double>(i)))];
+  if (values.size() <= limit || limit < 2) {
+    std::sort(values.begin(), values.end());
+    return values;
   }
+  // The order statistics at `limit` evenly spaced ranks, as a full sort would
+  // give them, found by recursive selection: O(n log limit), not O(n log n).
+  std::vector<std::size_t> ranks(limit);
+  const double step = static_cast<double>(values.size() - 1) / static_cast<double>(limit - 1);
+  for (std::size_t i = 0; i < limit; ++i) ranks[i] = static_cast<std::size_t>(std::llround(step * static_cast<double>(i)));
+  auto select = [&values, &ranks](auto& self, std::size_t low, std::size_t high, std::size_t first,
+                                  std::size_t last) -> void {  // values[low, high), ranks[first, last)
+    if (first >= last) return;
+    const std::size_t middle = first + (last - first) / 2;
+    const std::size_t at = ranks[middle];
+    std::nth_element(values.begin() + static_cast<std::ptrdiff_t>(low), values.begin() + static_cast<std::ptrdiff_t>(at),
+                     values.begin() + static_cast<std::ptrdiff_t>(high));
+    std::size_t left_end = middle;
+    while (left_end > first && ranks[left_end - 1] == at) --left_end;
+    std::size_t right_begin = middle + 1;
+    while (right_begin < last && ranks[right_begin] == at) ++right_begin;
+    self(self, low, at, first, left_end);
+    self(self, at + 1, high, right_begin, last);
+  };
+  select(select, 0, values.size(), 0, limit);
+  std::vector<double> chosen(limit);
+  for (std::size_t i = 0; i < limit; ++i) chosen[i] = values[ranks[i]];
   return chosen;
 }
 
