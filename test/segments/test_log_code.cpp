@@ -43,7 +43,8 @@ std::vector<int> as_ints(const std::vector<std::uint16_t>& values) { return {val
 }  // namespace
 
 TEST_CASE("Codes and their values match the reference vectors", "[code]") {
-  for (const auto& c : load_vectors()["codes"]) {
+  const auto vectors = load_vectors();
+  for (const auto& c : vectors["codes"]) {
     const CodeScale scale = c["scale"] == "seconds" ? CodeScale::seconds : CodeScale::count;
     const double value = c["value"].get<double>();
     INFO(c["scale"].get<std::string>() << " " << value);
