@@ -105,6 +105,13 @@ bool RunFileAppender::write(std::string_view group_path, std::string_view name, 
          hdf5::write_numeric(group.get(), std::string(name), H5T_NATIVE_DOUBLE, values.data(), {values.size()}, error_);
 }
 
+bool RunFileAppender::write(std::string_view group_path, std::string_view name, std::span<const float> values) {
+  hdf5::SilenceHdf5Errors silence;
+  Handle group = group_for_new_dataset(file_, group_path, name, error_);
+  return group.valid() &&
+         hdf5::write_numeric(group.get(), std::string(name), H5T_NATIVE_FLOAT, values.data(), {values.size()}, error_);
+}
+
 bool RunFileAppender::write(std::string_view group_path, std::string_view name, std::span<const std::int64_t> values) {
   hdf5::SilenceHdf5Errors silence;
   Handle group = group_for_new_dataset(file_, group_path, name, error_);

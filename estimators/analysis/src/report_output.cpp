@@ -206,12 +206,15 @@ bool write_analysis(RunFileAppender& out, const RunAnalysis& analysis, const nlo
     warning_codes.push_back(warning.code);
     warning_messages.push_back(warning.message);
   }
+  // Per-segment charges in single precision (7 digits): the largest part of a
+  // long run's file, and read only by the plots.
+  auto single = [](const std::vector<double>& values) { return std::vector<float>(values.begin(), values.end()); };
   const AnalysisParameters& p = analysis.parameters;
   const bool ok = analysis.estimate_possible;
   return out.write("/analysis/segments", "group", group) && out.write("/analysis/segments", "class", segment_class) &&
-         out.write("/analysis/segments", "impact_s", analysis.segment_impact_s) &&
-         out.write("/analysis/segments", "lost_s", analysis.segment_lost_s) &&
-         out.write("/analysis/segments", "mad4_impact_s", analysis.segment_mad4_impact_s) &&
+         out.write("/analysis/segments", "impact_s", std::span<const float>(single(analysis.segment_impact_s))) &&
+         out.write("/analysis/segments", "lost_s", std::span<const float>(single(analysis.segment_lost_s))) &&
+         out.write("/analysis/segments", "mad4_impact_s", std::span<const float>(single(analysis.segment_mad4_impact_s))) &&
          write_groups(out, analysis) && write_predictions(out, analysis) && write_diagnosis(out, analysis.diagnosis) &&
          out.write("/analysis/warnings", "code", warning_codes) &&
          out.write("/analysis/warnings", "message", warning_messages) &&

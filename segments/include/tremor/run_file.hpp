@@ -44,6 +44,7 @@ class RunFileAppender {
   ~RunFileAppender();
 
   bool write(std::string_view group_path, std::string_view name, std::span<const double> values);
+  bool write(std::string_view group_path, std::string_view name, std::span<const float> values);
   bool write(std::string_view group_path, std::string_view name, std::span<const std::int64_t> values);
   bool write(std::string_view group_path, std::string_view name, std::span<const std::string> values);
   // A scalar string dataset, e.g. the JSON report.
