@@ -38,9 +38,11 @@ std::vector<double> sorted_valid(std::span<const double> values) {
   return sorted;
 }
 
-// Clean members expected in a group of n with interfered share p (at least 1).
-std::size_t clean_count(std::size_t n, double interfered_share) {
-  const double clean = std::round(static_cast<double>(n) * (1.0 - interfered_share));
+// Clean members expected in a group of n with interfered share p (at least 1,
+// and at least the share the options assume clean).
+std::size_t clean_count(std::size_t n, double interfered_share, const IntrinsicOptions& options) {
+  const double clean = std::round(static_cast<double>(n) *
+                                  std::max(1.0 - interfered_share, std::clamp(options.minimum_clean_share, 0.0, 1.0)));
   return std::clamp<std::size_t>(static_cast<std::size_t>(std::max(clean, 1.0)), 1, std::max<std::size_t>(n, 1));
 }
 
@@ -57,7 +59,7 @@ double anchored_baseline(std::span<const double> sorted, double sigma, double in
                          const IntrinsicOptions& options) {
   const std::size_t n = sorted.size();
   if (n == 0) return 0.0;
-  const std::size_t clean = clean_count(n, interfered_share);
+  const std::size_t clean = clean_count(n, interfered_share, options);
   const std::size_t k = anchor_rank(n, clean, options);
   if (k == 1 && n < 4) return sorted[0];
   const double z = blom_normal_score(k, std::max(clean, k));
@@ -69,7 +71,7 @@ double anchored_baseline(std::span<const double> sorted, double sigma, double in
 double low_side_spread(std::span<const double> sorted, double interfered_share, const IntrinsicOptions& options) {
   const std::size_t n = sorted.size();
   if (n < 4) return 0.0;
-  const std::size_t clean = clean_count(n, interfered_share);
+  const std::size_t clean = clean_count(n, interfered_share, options);
   const std::size_t k = anchor_rank(n, clean, options);
   const auto upper_rank =
       std::max(k + 2, static_cast<std::size_t>(std::ceil(options.spread_quantile * static_cast<double>(clean))));
@@ -361,7 +363,8 @@ IntrinsicEstimate estimate_intrinsic(std::span<const std::span<const double>> gr
   if (options.low_start_spread_quantile > 0.0 && spread.ratio > options.maximum_unexplained_spread_ratio) {
     IntrinsicOptions low_start = options;
     low_start.spread_quantile = options.low_start_spread_quantile;
-    fit = fit_model(sorted, samples, low_start, floor, options.maximum_unexplained_spread_ratio * spread.work,
+    low_start.minimum_clean_share = std::max(options.minimum_clean_share, options.low_start_spread_quantile);
+    fit = fit_model(sorted, samples, low_start, floor, options.most_delayed_spread_cap_in_work_spreads * spread.work,
                     baseline_floor);
     estimate.lower_start_chosen = true;
   } else {

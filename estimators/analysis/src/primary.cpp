@@ -22,6 +22,9 @@ constexpr double kMinSplitCoverage = 0.9;
 // The interval's replicas, at most: it needs percentiles, not the GEV tails.
 constexpr int kMaxIntervalReplicas = 200;
 constexpr std::uint64_t kIntervalStream = 0x7072696d617279ULL;
+// Lower of the two quantiles the collective's clean latency is read from when
+// most segments were delayed (the upper is the intrinsic estimator's low start).
+constexpr double kMostDelayedLowQuantile = 0.02;
 
 struct PrimaryGroup {
   std::size_t parent = 0;  // index into RunAnalysis::groups
@@ -93,13 +96,21 @@ est::MeasuredDelayGroup off_cpu_excess(const RunData& run, const PrimaryGroup& g
 }
 
 // Per member: the least wait in the closing collective above its clean latency.
-est::MeasuredDelayGroup boundary_excess(const RunData& run, const PrimaryGroup& group) {
+// When most segments were delayed (the durations spread far more than their
+// work), the clean latency is read from the lowest 2-8 % of the group, as the
+// intrinsic estimator reads its clean spread; otherwise from 5-25 %.
+est::MeasuredDelayGroup boundary_excess(const RunData& run, const PrimaryGroup& group, bool most_delayed) {
   std::vector<double> cells;
   cells.reserve(group.members.size());
   for (const std::size_t segment : group.members) {
     cells.push_back(segment < run.segments.late_wait_s.size() ? run.segments.late_wait_s[segment] : 0.0);
   }
-  return est::measured_excess(cells, 1, cells.size());
+  est::MeasuredDelayOptions options;
+  if (most_delayed) {
+    options.low_quantile = kMostDelayedLowQuantile;
+    options.clean_quantile = est::IntrinsicOptions{}.low_start_spread_quantile;
+  }
+  return est::measured_excess(cells, 1, cells.size(), options);
 }
 
 // Each segment is charged at least its measured delay: the off-CPU excess of
@@ -111,7 +122,7 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
   for (const PrimaryGroup& group : groups) {
     const est::MeasuredDelayGroup off_cpu =
         analysis.off_cpu_measured ? off_cpu_excess(run, group) : est::MeasuredDelayGroup{};
-    const est::MeasuredDelayGroup boundary = boundary_excess(run, group);
+    const est::MeasuredDelayGroup boundary = boundary_excess(run, group, analysis.most_segments_delayed);
     analysis.off_cpu_excess_s += off_cpu.total_excess_s;
     analysis.boundary_excess_s += boundary.total_excess_s;
     for (std::size_t j = 0; j < group.members.size(); ++j) {

@@ -35,9 +35,15 @@ struct IntrinsicOptions {
   /// Low-side ratio: clean runs 0.8-2.2 (demo, MOCASSIN, Elk), 90 % delayed 6-12.
   double maximum_unexplained_spread_ratio = 3.0;
   double low_start_spread_quantile = 0.08;
+  /// The anchor assumes at least this share of a group clean, whatever the
+  /// mixture says; when most segments were delayed, at least
+  /// low_start_spread_quantile (the spread is read up to there): a share near
+  /// 1 would otherwise put the anchor above the clean segments' median.
+  double minimum_clean_share = 0.0;
   /// The pooled clean spread is at least this many times the work's relative
-  /// spread; when most segments were delayed, at most maximum_unexplained_spread_ratio times.
+  /// spread; when most segments were delayed, at most most_delayed_spread_cap_in_work_spreads times.
   double clean_spread_floor_in_work_spreads = 1.0;
+  double most_delayed_spread_cap_in_work_spreads = 1.5;
   /// Floor of the pooled relative clean spread (timer resolution, bins).
   double minimum_relative_spread = 2e-4;
   /// The mean delay is at least this many clean spreads: smaller "delays"
