@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include "finalize_driver.hpp"
+#include "process_facts.hpp"
 #include "recorder.hpp"
 
 namespace tremor::interpose {
@@ -20,6 +21,7 @@ int start_after_init(int* argc, char*** argv) {
   static const auto real = reinterpret_cast<InitFn>(next_mpi_symbol("PMPI_Init"));
   if (!real) return MPI_ERR_INTERN;
   const int rc = real(argc, argv);
+  if (rc == MPI_SUCCESS) note_run_queue_delay_at_init();
   if (rc == MPI_SUCCESS) Recorder::instance().start();
   return rc;
 }
@@ -28,6 +30,7 @@ int start_after_init_thread(int* argc, char*** argv, int required, int* provided
   static const auto real = reinterpret_cast<InitThreadFn>(next_mpi_symbol("PMPI_Init_thread"));
   if (!real) return MPI_ERR_INTERN;
   const int rc = real(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) note_run_queue_delay_at_init();
   if (rc == MPI_SUCCESS) Recorder::instance().start();
   return rc;
 }

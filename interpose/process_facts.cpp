@@ -3,9 +3,13 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <limits>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 namespace tremor::interpose {
 
@@ -40,6 +44,32 @@ std::string processor_name() {
   int length = 0;
   PMPI_Get_processor_name(host, &length);
   return std::string(host, static_cast<std::size_t>(std::clamp(length, 0, MPI_MAX_PROCESSOR_NAME)));
+}
+
+namespace {
+
+pid_t init_thread = 0;
+double run_queue_delay_at_init_s = std::numeric_limits<double>::quiet_NaN();
+
+// The second field of /proc/self/task/<tid>/schedstat (ns), in seconds.
+double run_queue_delay_s(pid_t thread) {
+  std::ifstream in("/proc/self/task/" + std::to_string(thread) + "/schedstat");
+  unsigned long long on_cpu_ns = 0, waiting_ns = 0;
+  if (!(in >> on_cpu_ns >> waiting_ns)) return std::numeric_limits<double>::quiet_NaN();
+  return 1e-9 * static_cast<double>(waiting_ns);
+}
+
+}  // namespace
+
+void note_run_queue_delay_at_init() {
+  init_thread = static_cast<pid_t>(syscall(SYS_gettid));
+  run_queue_delay_at_init_s = run_queue_delay_s(init_thread);
+}
+
+double run_queue_delay_since_init_s() {
+  const double now = init_thread == 0 ? std::numeric_limits<double>::quiet_NaN() : run_queue_delay_s(init_thread);
+  if (std::isnan(now) || std::isnan(run_queue_delay_at_init_s)) return std::numeric_limits<double>::quiet_NaN();
+  return std::max(0.0, now - run_queue_delay_at_init_s);
 }
 
 }  // namespace tremor::interpose

@@ -21,7 +21,7 @@ double quantile_of_sorted(const std::vector<double>& sorted, double q) {
 }  // namespace
 
 MeasuredDelayGroup measured_excess(std::span<const double> cells, std::size_t ranks, std::size_t segments,
-                           const MeasuredDelayOptions& options) {
+                                   const MeasuredDelayOptions& options, std::span<const std::uint8_t> waiting_rows) {
   MeasuredDelayGroup group;
   if (ranks == 0 || segments == 0 || cells.size() < ranks * segments) return group;
   std::vector<double> sorted(cells.begin(), cells.begin() + static_cast<std::ptrdiff_t>(ranks * segments));
@@ -36,15 +36,23 @@ MeasuredDelayGroup measured_excess(std::span<const double> cells, std::size_t ra
   group.clean_spread_s = std::max(options.minimum_spread_s, (high - low) / (z_high - z_low));
   group.clean_level_s = std::max(0.0, high - z_high * group.clean_spread_s);
   const double threshold = group.clean_level_s + options.jitter_in_spreads * group.clean_spread_s;
+  // Time spent runnable without a CPU is never the application's own sleep.
+  const double waiting_threshold = std::min(threshold, options.jitter_in_spreads * options.minimum_spread_s);
   group.excess_s.assign(segments, 0.0);
   for (std::size_t r = 0; r < ranks; ++r) {
+    const bool waiting = r < waiting_rows.size() && waiting_rows[r] != 0;
     for (std::size_t s = 0; s < segments; ++s) {
-      const double excess = clean_value(cells[r * segments + s]) - threshold;
+      const double excess = clean_value(cells[r * segments + s]) - (waiting ? waiting_threshold : threshold);
       group.excess_s[s] = std::max(group.excess_s[s], excess);
     }
   }
   for (const double excess : group.excess_s) group.total_excess_s += excess;
   return group;
+}
+
+bool off_cpu_mostly_waiting(double run_queue_delay_s, double off_cpu_total_s, double waiting_share) {
+  if (!std::isfinite(run_queue_delay_s) || !std::isfinite(off_cpu_total_s) || run_queue_delay_s < 0.0) return false;
+  return off_cpu_total_s <= 0.0 || run_queue_delay_s >= waiting_share * off_cpu_total_s;
 }
 
 }  // namespace tremor::estimators

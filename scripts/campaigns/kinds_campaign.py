@@ -16,6 +16,14 @@ the same work. Kinds:
   slow_rank        rank 1 runs 20 % slower (TREMOR_INJECT_SLOWDOWN=0.2)
   io_only          rank 1, a third of its checkpoint writes delayed by 15 ± 5 ms
   io_clean         io_only's program without injection (its wall-clock reference)
+  contended        no injection: clean's program beside another job's process
+                   (a busy loop, not an MPI rank) for the whole run
+  contended_window the same busy loop from 30 % of the clean run time, for 35 % of it
+
+The contended kinds are real interference, not planted: their truth is the
+wall clock (the run's excess over the clean runs' median), so they check
+that runs the wall clock shows slower than their siblings read that
+difference.
 
 Truth: the injected critical path from the run file: the delays of each rank
 summed per segment (/injection/segment, the profiler's own segment of each
@@ -36,10 +44,12 @@ Writes DIR/runs.csv and DIR/summary.md (median |estimate − truth| per kind and
 method) and prints the summary.
 """
 import argparse
+import contextlib
 import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -70,7 +80,13 @@ KINDS = {
                 ["-n", "400", "-u", "2000", "-k", "10"]),
     # io_only's program without injection: its wall-clock reference.
     "io_clean": ({}, ["-n", "400", "-u", "2000", "-k", "10"]),
+    # Real interference: another process competing for the cores (CONTENDED).
+    "contended": ({}, BASE),
+    "contended_window": ({}, BASE),
 }
+# Kinds run beside a busy loop: (start, length) as shares of the clean run
+# time (length None: to the end). Their truth is the wall clock.
+CONTENDED = {"contended": (0.0, None), "contended_window": (0.30, 0.35)}
 COLUMNS = ["workload", "kind", "run", "truth_percent", "wall_percent", "primary_percent", "primary_ci_low", "primary_ci_high",
            "mad4_percent", "run_time_s", "intrinsic_run_time_s", "class", "truth_class", "lost_compute_percent",
            "lost_mpi_percent", "lost_io_percent"]
@@ -85,10 +101,13 @@ def add_wall_clock(rows):
     for row in rows:
         settings, arguments = KINDS[row["kind"]]
         demo = row["workload"] == "bsp_demo"
-        references = [k for k, (s, a) in KINDS.items() if not s and (a == arguments or not demo)]
+        references = [k for k, (s, a) in KINDS.items()
+                      if not s and k not in CONTENDED and (a == arguments or not demo)]
         times = [r["run_time_s"] for r in rows if r["kind"] in references and r["workload"] == row["workload"]]
         row["wall_percent"] = (100.0 * (row["run_time_s"] - float(np.median(times))) / row["run_time_s"]
                                if times else "")
+        if row["kind"] in CONTENDED:  # nothing planted: what the wall clock lost is the truth
+            row["truth_percent"] = row["wall_percent"] if times else float("nan")
 
 
 # Kinds that change the demo's own arguments run only on the demo.
@@ -120,6 +139,26 @@ def injection_settings(kind, clean):
     return settings
 
 
+@contextlib.contextmanager
+def competing_load(kind, clean_time_s):
+    """For the CONTENDED kinds: one busy-loop process (another job sharing the
+    node) placed by the first clean run's time; nothing for the other kinds."""
+    if kind not in CONTENDED:
+        yield
+        return
+    start, length = CONTENDED[kind]
+    clean = clean_time_s or 1.0
+    loop = "while :; do :; done"
+    if length is not None:
+        loop = f"sleep {start * clean:.3f}; exec timeout {length * clean:.3f} sh -c '{loop}'"
+    process = subprocess.Popen(["sh", "-c", loop], start_new_session=True)
+    try:
+        yield
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
 def run_once(setup, kind, run, work):
     """One run of `kind` on setup's workload; returns its row."""
     out = os.path.join(work, f"{setup['name']}-{kind}-{run}")
@@ -134,7 +173,8 @@ def run_once(setup, kind, run, work):
         command = [setup["demo"], *KINDS[kind][1], "-c", setup["units"], "-q", "-O", out]
     else:
         command = setup["command"]
-    _, path, _ = common.run_under_launcher(setup["launcher"], setup["np"], preload, command, env, out, 900)
+    with competing_load(kind, setup.get("clean_time_s")):
+        _, path, _ = common.run_under_launcher(setup["launcher"], setup["np"], preload, command, env, out, 900)
     with h5py.File(path, "r") as h5:
         truth = common.injected_percent(h5)
     report = json.loads(subprocess.run([setup["tremor"], "analyze", "--json", path], capture_output=True, text=True,
@@ -249,6 +289,8 @@ def main():
             for kind in kinds:
                 row = run_once(setup, kind, run, work)
                 rows.append(row)
+                if kind == "clean" and "clean_time_s" not in setup:
+                    setup["clean_time_s"] = row["run_time_s"]
                 if kind == "clean" and "clean" not in setup and setup["command"] is not None:
                     setup["clean"] = {"time_s": row["run_time_s"],
                                       "segment_s": row["run_time_s"] / max(1, row["segments"])}

@@ -200,6 +200,38 @@ TEST_CASE("90 % of the closing collectives late: their least wait is measured fr
   CHECK(measured.lost_percent == Approx(truth).margin(1.0));
 }
 
+TEST_CASE("a node shared with another job: off-CPU time on every segment, charged when the run queue shows it",
+          "[analysis]") {
+  // Every rank off the CPU for 3 ms in every segment, which the durations
+  // carry; segment 0 stands alone (its own signature, no usable group).
+  SyntheticSpec spec;
+  spec.groups = {SyntheticGroup{1e6, 0.010, 200}};
+  for (std::size_t s = 0; s < 200; ++s) spec.delays.push_back({s, 0.003, 1});
+  RunData run = tremor::test::synthetic_run(spec);
+  run.meta.schema_version = 3;
+  run.meta.counter_source = "thread_cputime";
+  run.segments.signature[0] = 0x5010;
+  BinTable& bins = run.global_bins[tremor::index(Quantized::off_cpu_time)];
+  bins = {Bin{0.0, 1, 0.0, 0.0, 0}, Bin{0.003, 1, 0.003, 0.003, 1}};
+  for (auto& cell : run.detail.global_index[tremor::index(Quantized::off_cpu_time)]) cell = 1;
+  const double truth = 100.0 * 200 * 0.003 / run.meta.run_time_s;
+  // Without the run queue (older files, other kernels) a level that never
+  // moves reads as the application's own: only the durations speak.
+  const RunAnalysis unmeasured = analyze_run(run, quick_parameters());
+  REQUIRE(unmeasured.estimate_possible);
+  CHECK(unmeasured.off_cpu_measured);
+  CHECK(unmeasured.waiting_ranks == 0);
+  CHECK(unmeasured.lost_percent < 0.5 * truth);
+  for (RankInfo& rank : run.ranks) rank.run_queue_delay_s = 0.5;  // of 0.6 s off the CPU
+  const RunAnalysis waiting = analyze_run(run, quick_parameters());
+  CHECK(waiting.waiting_ranks == 4);
+  CHECK(waiting.lost_percent == Approx(truth).margin(1.0));
+  CHECK(waiting.segment_lost_s[0] == Approx(0.003).epsilon(0.01));
+  // A rank that sleeps on its own (little run-queue delay) keeps its level.
+  for (RankInfo& rank : run.ranks) rank.run_queue_delay_s = 0.05;
+  CHECK(analyze_run(run, quick_parameters()).waiting_ranks == 0);
+}
+
 TEST_CASE("a slow iteration after every checkpoint is intrinsic, not interference", "[analysis]") {
   // Every 10th segment writes a checkpoint (its own signature); the segment
   // after it is 30 % slower in every run, at the same place in the cycle.

@@ -2,6 +2,8 @@
 // jitter and an application's own sleeping are not.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -71,4 +73,31 @@ TEST_CASE("off-CPU: degenerate input", "[off_cpu]") {
   CHECK(group.excess_s[0] == 0.0);
   CHECK(group.excess_s[1] == 0.0);
   CHECK(group.excess_s[2] > 0.0);
+}
+
+TEST_CASE("off-CPU: ranks waiting for a CPU on every segment have no clean level of their own", "[off_cpu]") {
+  // Every rank off the CPU about 3 ms on every segment (another job shares
+  // the node): the group's own quantiles call 3 ms clean, so only the
+  // run-queue evidence can charge it.
+  const std::size_t segments = 100;
+  const auto values = cells(7, 2, segments, 3e-3, 1e-4);
+  const MeasuredDelayGroup own_level = measured_excess(values, 2, segments);
+  CHECK(own_level.total_excess_s < 0.05 * segments * 3e-3);
+  const std::vector<std::uint8_t> waiting{1, 1};
+  const MeasuredDelayGroup waited = measured_excess(values, 2, segments, {}, waiting);
+  // The worst of two ranks per segment: a little above the 3 ms mean.
+  CHECK(waited.total_excess_s == Approx(segments * 3.06e-3).epsilon(0.03));
+  // Only the flagged row loses its level.
+  const std::vector<std::uint8_t> first_only{1, 0};
+  const MeasuredDelayGroup one = measured_excess(values, 2, segments, {}, first_only);
+  CHECK(one.total_excess_s == Approx(segments * 3e-3).epsilon(0.03));
+}
+
+TEST_CASE("off-CPU: waiting when the run queue holds at least half of it", "[off_cpu]") {
+  CHECK(off_cpu_mostly_waiting(1.0, 1.5));
+  CHECK_FALSE(off_cpu_mostly_waiting(0.2, 1.5));  // mostly sleeping on its own
+  CHECK(off_cpu_mostly_waiting(0.0, 0.0));
+  CHECK_FALSE(off_cpu_mostly_waiting(std::nan(""), 1.0));  // not measured
+  CHECK_FALSE(off_cpu_mostly_waiting(-1.0, 1.0));
+  CHECK_FALSE(off_cpu_mostly_waiting(1.0, std::numeric_limits<double>::infinity()));
 }

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <random>
 
+#include <cmath>
+
 #include "sample_run.hpp"
 #include "temp_dir.hpp"
 #include "tremor/output_path.hpp"
@@ -46,6 +48,8 @@ void require_equal(const RunData& a, const RunData& b) {
     CHECK(a.ranks[r].hostname == b.ranks[r].hostname);
     CHECK(a.ranks[r].node_id == b.ranks[r].node_id);
     CHECK(a.ranks[r].local_rank == b.ranks[r].local_rank);
+    CHECK((a.ranks[r].run_queue_delay_s == b.ranks[r].run_queue_delay_s ||
+           (std::isnan(a.ranks[r].run_queue_delay_s) && std::isnan(b.ranks[r].run_queue_delay_s))));
   }
   for (std::size_t m = 0; m < tremor::kQuantizedCount; ++m) {
     REQUIRE(a.global_bins[m].size() == b.global_bins[m].size());

@@ -78,21 +78,38 @@ bool off_cpu_measured(const RunData& run) {
          run.detail.segments == run.segments.size();
 }
 
-// Per member of the group: the worst detail rank's off-CPU excess.
-est::MeasuredDelayGroup off_cpu_excess(const RunData& run, const PrimaryGroup& group) {
-  const std::size_t rows = run.detail.ranks.size();
-  const std::size_t columns = run.detail.segments;
-  const auto& index = run.detail.global_index[tremor::index(Quantized::off_cpu_time)];
+// One detail rank's off-CPU time in one segment, s.
+double off_cpu_cell(const RunData& run, std::size_t row, std::size_t segment) {
+  const std::uint16_t bin =
+      run.detail.global_index[tremor::index(Quantized::off_cpu_time)][row * run.detail.segments + segment];
   const BinTable& bins = run.global_bins[tremor::index(Quantized::off_cpu_time)];
+  return bin < bins.size() ? bins[bin].rep() : 0.0;
+}
+
+// Per detail rank: whether its off-CPU time was mostly spent runnable, waiting
+// for a CPU (its run-queue delay over the run against its summed off-CPU time).
+std::vector<std::uint8_t> waiting_rows(const RunData& run) {
+  std::vector<std::uint8_t> waiting(run.detail.ranks.size(), 0);
+  for (std::size_t r = 0; r < waiting.size(); ++r) {
+    const auto rank = static_cast<std::size_t>(run.detail.ranks[r]);
+    if (rank >= run.ranks.size()) continue;
+    double off_cpu = 0.0;
+    for (std::size_t s = 0; s < run.detail.segments; ++s) off_cpu += off_cpu_cell(run, r, s);
+    waiting[r] = est::off_cpu_mostly_waiting(run.ranks[rank].run_queue_delay_s, off_cpu) ? 1 : 0;
+  }
+  return waiting;
+}
+
+// Per member of the group: the worst detail rank's off-CPU excess.
+est::MeasuredDelayGroup off_cpu_excess(const RunData& run, const PrimaryGroup& group,
+                                       std::span<const std::uint8_t> waiting) {
+  const std::size_t rows = run.detail.ranks.size();
   const std::size_t n = group.members.size();
   std::vector<double> cells(rows * n, 0.0);
   for (std::size_t r = 0; r < rows; ++r) {
-    for (std::size_t j = 0; j < n; ++j) {
-      const std::uint16_t bin = index[r * columns + group.members[j]];
-      cells[r * n + j] = bin < bins.size() ? bins[bin].rep() : 0.0;
-    }
+    for (std::size_t j = 0; j < n; ++j) cells[r * n + j] = off_cpu_cell(run, r, group.members[j]);
   }
-  return est::measured_excess(cells, rows, n);
+  return est::measured_excess(cells, rows, n, {}, waiting);
 }
 
 // Per member: the least wait in the closing collective above its clean latency.
@@ -119,9 +136,12 @@ est::MeasuredDelayGroup boundary_excess(const RunData& run, const PrimaryGroup& 
 double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& groups, RunAnalysis& analysis,
                        std::vector<std::uint8_t>& interfered) {
   double added = 0.0;
+  const std::vector<std::uint8_t> waiting =
+      analysis.off_cpu_measured ? waiting_rows(run) : std::vector<std::uint8_t>{};
+  analysis.waiting_ranks = static_cast<std::size_t>(std::count(waiting.begin(), waiting.end(), 1));
   for (const PrimaryGroup& group : groups) {
     const est::MeasuredDelayGroup off_cpu =
-        analysis.off_cpu_measured ? off_cpu_excess(run, group) : est::MeasuredDelayGroup{};
+        analysis.off_cpu_measured ? off_cpu_excess(run, group, waiting) : est::MeasuredDelayGroup{};
     const est::MeasuredDelayGroup boundary = boundary_excess(run, group, analysis.most_segments_delayed);
     analysis.off_cpu_excess_s += off_cpu.total_excess_s;
     analysis.boundary_excess_s += boundary.total_excess_s;
@@ -130,6 +150,25 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
       const double off = off_cpu.excess_s.empty() ? 0.0 : off_cpu.excess_s[j];
       const double late = boundary.excess_s.empty() ? 0.0 : boundary.excess_s[j];
       const double measured = std::min(off + late, run.segments.duration_s[segment]);
+      if (measured > analysis.segment_lost_s[segment]) {
+        added += measured - analysis.segment_lost_s[segment];
+        analysis.segment_lost_s[segment] = measured;
+        interfered[segment] = 1;
+      }
+    }
+  }
+  // Segments in no usable group have no clean level of their own; the time a
+  // rank spent waiting for a CPU needs none.
+  if (analysis.waiting_ranks > 0) {
+    const std::size_t rows = waiting.size();
+    const std::vector<std::uint8_t> all_waiting(rows, 1);
+    for (std::size_t segment = 0; segment < analysis.segment_count; ++segment) {
+      if (analysis.segment_primary_group[segment] >= 0) continue;
+      std::vector<double> cells(rows, 0.0);
+      for (std::size_t r = 0; r < rows; ++r) cells[r] = waiting[r] ? off_cpu_cell(run, r, segment) : 0.0;
+      const est::MeasuredDelayGroup off_cpu = est::measured_excess(cells, rows, 1, {}, all_waiting);
+      const double measured = std::min(off_cpu.total_excess_s, run.segments.duration_s[segment]);
+      analysis.off_cpu_excess_s += off_cpu.total_excess_s;
       if (measured > analysis.segment_lost_s[segment]) {
         added += measured - analysis.segment_lost_s[segment];
         analysis.segment_lost_s[segment] = measured;

@@ -187,6 +187,7 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
                             {"most_segments_delayed", analysis.most_segments_delayed},
                             {"off_cpu_measured", analysis.off_cpu_measured},
                             {"off_cpu_excess_s", number(analysis.off_cpu_excess_s)},
+                            {"waiting_ranks", analysis.waiting_ranks},
                             {"boundary_excess_s", number(analysis.boundary_excess_s)},
                             {"measured_added_s", number(analysis.measured_added_s)}}
                      : json(nullptr)},

@@ -5,6 +5,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,9 @@ struct RankInfo {
   std::string hostname;
   std::int32_t node_id = 0;     // dense 0..nodes-1, by first rank on the node
   std::int32_t local_rank = 0;  // index of the rank within its node
+  // Time the rank's MPI_Init thread waited runnable for a CPU between
+  // MPI_Init and MPI_Finalize (schedstat); NaN when not measured.
+  double run_queue_delay_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct RunMetadata {

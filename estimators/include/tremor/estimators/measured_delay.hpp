@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -42,8 +43,16 @@ struct MeasuredDelayGroup {
 /// `cells` is one group's measured times, row-major [ranks x segments] (one row
 /// for a per-segment measure); non-finite or negative values count as 0. The
 /// excess of a segment is the largest over its ranks. Empty input gives an
-/// empty result.
+/// empty result. Rows marked in `waiting_rows` (one flag per row, or empty)
+/// are known to have spent their off-CPU time runnable, waiting for a CPU:
+/// their clean level is 0 and their spread the floor, whatever the others'.
 MeasuredDelayGroup measured_excess(std::span<const double> cells, std::size_t ranks, std::size_t segments,
-                                   const MeasuredDelayOptions& options = {});
+                                   const MeasuredDelayOptions& options = {},
+                                   std::span<const std::uint8_t> waiting_rows = {});
+
+/// Whether a rank's off-CPU time was mostly spent waiting for a CPU: its
+/// run-queue delay over the run (schedstat) is at least
+/// `waiting_share` of its summed off-CPU time. False when not measured (NaN).
+bool off_cpu_mostly_waiting(double run_queue_delay_s, double off_cpu_total_s, double waiting_share = 0.5);
 
 }  // namespace tremor::estimators

@@ -122,6 +122,7 @@ struct RunAnalysis {
   double unexplained_spread_ratio = 0.0;  // durations' spread / work's (0: no work column)
   bool most_segments_delayed = false;     // the clean spread was read from the lowest values only
   bool off_cpu_measured = false;          // the run file has off-CPU time per segment and detail rank
+  std::size_t waiting_ranks = 0;          // detail ranks whose off-CPU time was mostly run-queue delay
   double off_cpu_excess_s = 0.0;          // sum over segments of the worst detail rank's off-CPU excess
   double boundary_excess_s = 0.0;         // sum over segments of the collective's least wait above its latency
   double measured_added_s = 0.0;          // what both added to the lost time beyond the durations' evidence
