@@ -16,9 +16,12 @@ the same work. Kinds:
   slow_rank        rank 1 runs 20 % slower (TREMOR_INJECT_SLOWDOWN=0.2)
   io_only          rank 1, a third of its checkpoint writes delayed by 15 ± 5 ms
   io_clean         io_only's program without injection (its wall-clock reference)
-  contended        no injection: clean's program beside another job's process
+  clean_long       no injection; 60 iterations of 20 or 40 ms (longer than the
+                   scheduler's time slice, so a competing process hits every one)
+  contended        no injection: clean_long's program beside another job's process
                    (a busy loop, not an MPI rank) for the whole run
-  contended_window the same busy loop from 30 % of the clean run time, for 35 % of it
+  contended_window clean's program beside the same busy loop from 30 % of the
+                   clean run time, for 35 % of it
 
 The contended kinds are real interference, not planted: their truth is the
 wall clock (the run's excess over the clean runs' median), so they check
@@ -62,6 +65,7 @@ import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 
 BASE = ["-n", "400", "-u", "2000", "-k", "0"]
+LONG = ["-n", "60", "-u", "20000", "-k", "0"]
 COLL_RANK1 = {"TREMOR_INJECT_CALLS": "coll", "TREMOR_INJECT_RANKS": "1"}
 KINDS = {
     "clean": ({}, BASE),
@@ -81,7 +85,8 @@ KINDS = {
     # io_only's program without injection: its wall-clock reference.
     "io_clean": ({}, ["-n", "400", "-u", "2000", "-k", "10"]),
     # Real interference: another process competing for the cores (CONTENDED).
-    "contended": ({}, BASE),
+    "clean_long": ({}, LONG),
+    "contended": ({}, LONG),
     "contended_window": ({}, BASE),
 }
 # Kinds run beside a busy loop: (start, length) as shares of the clean run
@@ -111,7 +116,7 @@ def add_wall_clock(rows):
 
 
 # Kinds that change the demo's own arguments run only on the demo.
-DEMO_ONLY = {"checkpoint", "io_clean"}
+DEMO_ONLY = {"checkpoint", "io_clean", "clean_long"}
 # Windows on a real application cover the same share of its run as on the
 # demo: from 30 % of its clean run time, for 35 % of it.
 WINDOW_START, WINDOW_LENGTH = 0.30, 0.35

@@ -15,7 +15,8 @@ kinds: runs.csv has --runs rows per kind; every injected kind's primary
 estimate is within KIND_TOLERANCE_PP of its injected critical path (which is
 above 2 %) and puts at least a given share of its lost time in the component
 the delays sit in (EXPECTED_COMPONENT); clean runs read below
-CLEAN_CEILING_PERCENT; summary.md exists.
+CLEAN_CEILING_PERCENT; runs beside another process (contended*) are within
+KIND_TOLERANCE_PP + CONTENDED_EXTRA_PP of their wall-clock loss; summary.md exists.
 A kind that misses is measured again (the machine's own load moves single
 runs); a broken estimator misses every attempt.
 scale: predictions exist at every requested size, are finite with
@@ -135,6 +136,7 @@ CLEAN_CEILING_PERCENT = 5.0
 EXPECTED_COMPONENT = {"sparse": ("mpi", 0.5), "most_p0.9": ("mpi", 0.5), "window": ("mpi", 0.5),
                       "io_only": ("io", 0.8)}
 IO_SIDE_EFFECT_PP = 8.0
+CONTENDED_EXTRA_PP = 3.0
 
 
 class KindMissed(Exception):
@@ -154,7 +156,7 @@ def check_kinds(out, argv):
             truth, primary = float(r["truth_percent"]), float(r["primary_percent"])
             if not (math.isfinite(truth) and math.isfinite(primary)):
                 fail(f"{kind}: truth {r['truth_percent']!r} or estimate {r['primary_percent']!r} is not a number")
-            if kind in ("clean", "checkpoint", "io_clean"):
+            if kind in ("clean", "checkpoint", "io_clean", "clean_long"):
                 if truth != 0:
                     fail(f"{kind}: no injection, but a truth of {truth} %")
                 if primary > CLEAN_CEILING_PERCENT:
@@ -167,7 +169,12 @@ def check_kinds(out, argv):
                 # run loses more than the injector logs (the demo's wall clock
                 # measured 6 pp more), so I/O delays may read up to that much high.
                 above = IO_SIDE_EFFECT_PP if kind == "io_only" else 0.0
-                if not truth - KIND_TOLERANCE_PP <= primary <= truth + KIND_TOLERANCE_PP + above:
+                # Another process beside the run: the truth is the wall clock
+                # against one clean run, itself a single noisy reading.
+                if kind.startswith("contended"):
+                    above = CONTENDED_EXTRA_PP
+                below = CONTENDED_EXTRA_PP if kind.startswith("contended") else 0.0
+                if not truth - KIND_TOLERANCE_PP - below <= primary <= truth + KIND_TOLERANCE_PP + above:
                     missed.append(f"{kind} read {primary:.2f} % against a truth of {truth:.2f} %")
                 # What lost the time: delays inside MPI calls are MPI, inside file calls I/O.
                 parts = {k: float(r[f"lost_{k}_percent"]) for k in ("compute", "mpi", "io")}
