@@ -227,6 +227,15 @@ TEST_CASE("a node shared with another job: off-CPU time on every segment, charge
   CHECK(waiting.waiting_ranks == 4);
   CHECK(waiting.lost_percent == Approx(truth).margin(1.0));
   CHECK(waiting.segment_lost_s[0] == Approx(0.003).epsilon(0.01));
+  // Two ranks per node on nodes of one CPU: the ranks take turns, and their
+  // run-queue delay is the job's own.
+  run.environment.nodes.resize(2);
+  const auto cpu_count = static_cast<std::size_t>(
+      std::find(tremor::kNodeFacts.begin(), tremor::kNodeFacts.end(), "cpu_count") - tremor::kNodeFacts.begin());
+  for (auto& node : run.environment.nodes) node.facts[cpu_count] = "1";
+  CHECK(analyze_run(run, quick_parameters()).waiting_ranks == 0);
+  for (auto& node : run.environment.nodes) node.facts[cpu_count] = "2";
+  CHECK(analyze_run(run, quick_parameters()).waiting_ranks == 4);
   // A rank that sleeps on its own (little run-queue delay) keeps its level.
   for (RankInfo& rank : run.ranks) rank.run_queue_delay_s = 0.05;
   CHECK(analyze_run(run, quick_parameters()).waiting_ranks == 0);

@@ -4,6 +4,7 @@
 // checkpoint write) is compared with itself once it occurred min_group times;
 // the intrinsic estimator then charges each segment its posterior expected delay.
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "analysis_internal.hpp"
@@ -86,13 +87,26 @@ double off_cpu_cell(const RunData& run, std::size_t row, std::size_t segment) {
   return bin < bins.size() ? bins[bin].rep() : 0.0;
 }
 
+// Whether the job has more ranks on the node than the node has CPUs: its
+// ranks then take turns on them, and their run-queue delay is the job's own.
+bool node_oversubscribed(const RunData& run, std::int32_t node) {
+  const auto ranks = std::count_if(run.ranks.begin(), run.ranks.end(),
+                                   [node](const RankInfo& info) { return info.node_id == node; });
+  if (node < 0 || static_cast<std::size_t>(node) >= run.environment.nodes.size()) return false;
+  const std::string& cpus = run.environment.nodes[static_cast<std::size_t>(node)].fact("cpu_count");
+  char* end = nullptr;
+  const long count = std::strtol(cpus.c_str(), &end, 10);
+  return end != cpus.c_str() && count > 0 && ranks > count;
+}
+
 // Per detail rank: whether its off-CPU time was mostly spent runnable, waiting
-// for a CPU (its run-queue delay over the run against its summed off-CPU time).
+// for a CPU (its run-queue delay over the run against its summed off-CPU
+// time), on a node the job does not oversubscribe itself.
 std::vector<std::uint8_t> waiting_rows(const RunData& run) {
   std::vector<std::uint8_t> waiting(run.detail.ranks.size(), 0);
   for (std::size_t r = 0; r < waiting.size(); ++r) {
     const auto rank = static_cast<std::size_t>(run.detail.ranks[r]);
-    if (rank >= run.ranks.size()) continue;
+    if (rank >= run.ranks.size() || node_oversubscribed(run, run.ranks[rank].node_id)) continue;
     double off_cpu = 0.0;
     for (std::size_t s = 0; s < run.detail.segments; ++s) off_cpu += off_cpu_cell(run, r, s);
     waiting[r] = est::off_cpu_mostly_waiting(run.ranks[rank].run_queue_delay_s, off_cpu) ? 1 : 0;
