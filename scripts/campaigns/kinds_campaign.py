@@ -226,7 +226,7 @@ def plot(rows, path):
     import matplotlib.pyplot as plt
     keys = list(dict.fromkeys((r["workload"], r["kind"]) for r in rows))
     figure, axes = plt.subplots(figsize=(max(6.0, 0.9 * len(keys) + 2.0), 4.2))
-    series = [("truth_percent", "injected truth", "#444444"), ("wall_percent", "wall clock", "#999999"),
+    series = [("truth_percent", "truth (injected; wall clock for contended)", "#444444"), ("wall_percent", "wall clock", "#999999"),
               ("primary_percent", "primary estimate", "#1f77b4"), ("mad4_percent", "paper's 4·MAD", "#ff7f0e")]
     width = 0.2
     for i, (column, label, colour) in enumerate(series):
