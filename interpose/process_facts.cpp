@@ -1,15 +1,17 @@
 #include "process_facts.hpp"
 
+#include <fcntl.h>
 #include <mpi.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <limits>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 namespace tremor::interpose {
 
@@ -51,11 +53,19 @@ namespace {
 pid_t init_thread = 0;
 double run_queue_delay_at_init_s = std::numeric_limits<double>::quiet_NaN();
 
-// The second field of /proc/self/task/<tid>/schedstat (ns), in seconds.
+// The second field of /proc/self/task/<tid>/schedstat (ns), in seconds. Read
+// with system calls, not through open/read: an I/O profiler or injector
+// preloaded with Tremor must not see (or delay) Tremor's own reads.
 double run_queue_delay_s(pid_t thread) {
-  std::ifstream in("/proc/self/task/" + std::to_string(thread) + "/schedstat");
+  const std::string path = "/proc/self/task/" + std::to_string(thread) + "/schedstat";
+  const long fd = syscall(SYS_openat, AT_FDCWD, path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::numeric_limits<double>::quiet_NaN();
+  char text[128] = {};
+  const long length = syscall(SYS_read, static_cast<int>(fd), text, sizeof text - 1);
+  syscall(SYS_close, static_cast<int>(fd));
   unsigned long long on_cpu_ns = 0, waiting_ns = 0;
-  if (!(in >> on_cpu_ns >> waiting_ns)) return std::numeric_limits<double>::quiet_NaN();
+  if (length <= 0 || std::sscanf(text, "%llu %llu", &on_cpu_ns, &waiting_ns) != 2)
+    return std::numeric_limits<double>::quiet_NaN();
   return 1e-9 * static_cast<double>(waiting_ns);
 }
 
