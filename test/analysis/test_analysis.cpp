@@ -241,6 +241,28 @@ TEST_CASE("a node shared with another job: off-CPU time on every segment, charge
   CHECK(analyze_run(run, quick_parameters()).waiting_ranks == 0);
 }
 
+TEST_CASE("each group's first segment is warm-up: a slow first pass is not charged, a delay there if measured",
+          "[analysis]") {
+  SyntheticSpec spec;
+  spec.groups = {SyntheticGroup{1e6, 0.010, 100}, SyntheticGroup{2e6, 0.020, 100}};
+  spec.delays = {{0, 0.004, 1}, {1, 0.006, 1}};  // the first segment of each group: file creation, first touch
+  const RunData run = tremor::test::synthetic_run(spec);
+  const RunAnalysis result = analyze_run(run, quick_parameters());
+  REQUIRE(result.estimate_possible);
+  CHECK(result.warm_up_segments == 2);
+  CHECK(result.segment_lost_s[0] == 0.0);
+  CHECK(result.segment_lost_s[1] == 0.0);
+  CHECK(result.lost_percent < 0.1);
+  CHECK(result.segment_primary_group[0] >= 0);  // still in its group for the diagnosis
+  // A delay the collective's least wait measures is charged there all the same.
+  RunData measured = run;
+  measured.segments.late_wait_s[0] = 0.004 + 1e-6;
+  CHECK(analyze_run(measured, quick_parameters()).segment_lost_s[0] == Approx(0.004).epsilon(0.02));
+  // The same delay later in the group is interference.
+  spec.delays = {{40, 0.004, 1}};
+  CHECK(analyze_run(tremor::test::synthetic_run(spec), quick_parameters()).segment_lost_s[40] > 0.003);
+}
+
 TEST_CASE("a slow iteration after every checkpoint is intrinsic, not interference", "[analysis]") {
   // Every 10th segment writes a checkpoint (its own signature); the segment
   // after it is 30 % slower in every run, at the same place in the cycle.

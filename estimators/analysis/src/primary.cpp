@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 #include "analysis_internal.hpp"
 #include "tremor/estimators/interference.hpp"
@@ -26,10 +27,20 @@ constexpr std::uint64_t kIntervalStream = 0x7072696d617279ULL;
 // Lower of the two quantiles the collective's clean latency is read from when
 // most segments were delayed (the upper is the intrinsic estimator's low start).
 constexpr double kMostDelayedLowQuantile = 0.02;
+// Groups larger than this set their first (warm-up) segment apart.
+constexpr std::size_t kMinMembersForWarmUp = 3;
 
 struct PrimaryGroup {
   std::size_t parent = 0;  // index into RunAnalysis::groups
-  std::vector<std::size_t> members;
+  std::vector<std::size_t> members;  // those the intrinsic estimator models
+  std::optional<std::size_t> warm_up;  // the group's first segment, set apart
+
+  // Every segment of the group, the warm-up one included (measured delays).
+  std::vector<std::size_t> all_members() const {
+    std::vector<std::size_t> all = members;
+    if (warm_up) all.insert(std::lower_bound(all.begin(), all.end(), *warm_up), *warm_up);
+    return all;
+  }
 };
 
 // Returns the subgroups. Segments of subgroups too small to stand alone are
@@ -54,7 +65,7 @@ std::vector<PrimaryGroup> split_by_previous_group(const RunAnalysis& analysis, s
     }
     if (by_previous.size() == 1 ||
         static_cast<double>(covered) < kMinSplitCoverage * static_cast<double>(group.members.size())) {
-      result.push_back({g, group.members});
+      result.push_back({g, group.members, std::nullopt});
       continue;
     }
     std::vector<std::size_t> main = *largest;
@@ -62,15 +73,32 @@ std::vector<PrimaryGroup> split_by_previous_group(const RunAnalysis& analysis, s
       if (&members == largest) continue;
       if (members.size() >= min_size) {
         for (const std::size_t segment : members) split_off[segment] = 1;
-        result.push_back({g, std::move(members)});
+        result.push_back({g, std::move(members), std::nullopt});
       } else {
         main.insert(main.end(), members.begin(), members.end());
       }
     }
     std::sort(main.begin(), main.end());
-    result.push_back({g, std::move(main)});
+    result.push_back({g, std::move(main), std::nullopt});
   }
   return result;
+}
+
+// The first time a code path runs it is often slower on its own: pages touched
+// for the first time, a file created rather than rewritten, connections the
+// MPI library opens lazily. Each group's first segment is therefore left out
+// of the intrinsic estimate (no posterior charge); the measured delays still
+// apply to it. Returns how many were set apart.
+std::size_t set_warm_up_apart(std::vector<PrimaryGroup>& groups) {
+  std::size_t apart = 0;
+  for (PrimaryGroup& group : groups) {
+    if (group.members.size() <= kMinMembersForWarmUp) continue;
+    const auto first = std::min_element(group.members.begin(), group.members.end());
+    group.warm_up = *first;
+    group.members.erase(first);
+    ++apart;
+  }
+  return apart;
 }
 
 // Off-CPU time is measured when the work counter reads CPU time, in files that have it.
@@ -153,7 +181,8 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
   const std::vector<std::uint8_t> waiting =
       analysis.off_cpu_measured ? waiting_rows(run) : std::vector<std::uint8_t>{};
   analysis.waiting_ranks = static_cast<std::size_t>(std::count(waiting.begin(), waiting.end(), 1));
-  for (const PrimaryGroup& group : groups) {
+  for (const PrimaryGroup& modelled : groups) {
+    const PrimaryGroup group{modelled.parent, modelled.all_members(), std::nullopt};
     const est::MeasuredDelayGroup off_cpu =
         analysis.off_cpu_measured ? off_cpu_excess(run, group, waiting) : est::MeasuredDelayGroup{};
     const est::MeasuredDelayGroup boundary = boundary_excess(run, group, analysis.most_segments_delayed);
@@ -176,9 +205,9 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
   if (analysis.waiting_ranks > 0) {
     const std::size_t rows = waiting.size();
     const std::vector<std::uint8_t> all_waiting(rows, 1);
+    std::vector<double> cells(rows, 0.0);
     for (std::size_t segment = 0; segment < analysis.segment_count; ++segment) {
       if (analysis.segment_primary_group[segment] >= 0) continue;
-      std::vector<double> cells(rows, 0.0);
       for (std::size_t r = 0; r < rows; ++r) cells[r] = waiting[r] ? off_cpu_cell(run, r, segment) : 0.0;
       const est::MeasuredDelayGroup off_cpu = est::measured_excess(cells, rows, 1, {}, all_waiting);
       const double measured = std::min(off_cpu.total_excess_s, run.segments.duration_s[segment]);
@@ -203,7 +232,8 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   std::vector<std::uint8_t> interfered(n, 0);
   std::vector<std::uint8_t> split_off(n, 0);
   const auto min_size = static_cast<std::size_t>(std::max(1, analysis.parameters.min_group));
-  const std::vector<PrimaryGroup> groups = split_by_previous_group(analysis, min_size, split_off);
+  std::vector<PrimaryGroup> groups = split_by_previous_group(analysis, min_size, split_off);
+  analysis.warm_up_segments = set_warm_up_apart(groups);
   analysis.primary_groups = groups.size();
   analysis.recurring_segments = static_cast<std::size_t>(std::count(split_off.begin(), split_off.end(), 1));
 
@@ -251,6 +281,7 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
       analysis.segment_delay_probability[segment] = static_cast<float>(estimate.probability[i][j]);
       interfered[segment] = estimate.probability[i][j] >= 0.5 && estimate.lost[i][j] > 0.0;
     }
+    if (groups[i].warm_up) analysis.segment_primary_group[*groups[i].warm_up] = static_cast<std::int32_t>(i);
     parent.lost_s += estimate.groups[i].lost;
     const auto size = static_cast<double>(groups[i].members.size());
     parent.intrinsic_s += size * estimate.groups[i].baseline;

@@ -180,6 +180,7 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
       {"paper_mad4_percent", ok ? number(analysis.paper_mad4_percent) : json(nullptr)},
       {"primary", ok ? json{{"groups", analysis.primary_groups},
                             {"recurring_segments", analysis.recurring_segments},
+                            {"warm_up_segments", analysis.warm_up_segments},
                             {"clean_relative_spread", number(analysis.clean_relative_spread)},
                             {"delay_probability", number(analysis.delay_probability)},
                             {"relative_delay_mean", number(analysis.relative_delay_mean)},

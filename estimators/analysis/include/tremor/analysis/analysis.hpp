@@ -116,6 +116,7 @@ struct RunAnalysis {
   std::vector<double> primary_intrinsic_s;  // per primary subgroup
   std::size_t primary_groups = 0;           // groups after splitting by the previous segment's signature
   std::size_t recurring_segments = 0;       // in split-off subgroups: compared with the same place in the cycle only
+  std::size_t warm_up_segments = 0;         // each group's first segment, set apart as warm-up (not charged by the model)
   double clean_relative_spread = 0.0;       // pooled mixture: sigma, p, tau (relative to the intrinsic duration)
   double delay_probability = 0.0;
   double relative_delay_mean = 0.0;
