@@ -35,7 +35,9 @@ MeasuredDelayGroup measured_excess(std::span<const double> cells, std::size_t ra
   const double z_high = normal_quantile(options.clean_quantile);
   group.clean_spread_s = std::max(options.minimum_spread_s, (high - low) / (z_high - z_low));
   group.clean_level_s = std::max(0.0, high - z_high * group.clean_spread_s);
-  const double threshold = group.clean_level_s + options.jitter_in_spreads * group.clean_spread_s;
+  const double threshold =
+      std::min(options.threshold_cap_s, group.clean_level_s + options.jitter_in_spreads * group.clean_spread_s);
+  group.threshold_s = threshold;
   // Time spent runnable without a CPU is never the application's own sleep.
   const double waiting_threshold = std::min(threshold, options.jitter_in_spreads * options.minimum_spread_s);
   group.excess_s.assign(segments, 0.0);

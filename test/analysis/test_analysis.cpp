@@ -263,6 +263,35 @@ TEST_CASE("each group's first segment is warm-up: a slow first pass is not charg
   CHECK(analyze_run(tremor::test::synthetic_run(spec), quick_parameters()).segment_lost_s[40] > 0.003);
 }
 
+TEST_CASE("a small group delayed on every segment reads its collective's latency from the other groups",
+          "[analysis]") {
+  // Two groups closing with the same collective: 90 % of the large one's and
+  // all of the small one's segments 2 ms late inside it. The small group has
+  // no clean latency of its own.
+  SyntheticSpec spec;
+  spec.groups = {SyntheticGroup{1e6, 0.010, 300}, SyntheticGroup{3e6, 0.030, 12}};
+  RunData run = tremor::test::synthetic_run(spec);
+  const std::vector<std::size_t> group_of = tremor::test::synthetic_group_of(spec);
+  double planted = 0.0;
+  std::size_t seen_large = 0;
+  for (std::size_t s = 0; s < run.segments.size(); ++s) {
+    const bool late = group_of[s] == 1 || seen_large++ % 10 != 0;
+    run.segments.work[s] = (group_of[s] == 0 ? 1e6 : 3e6) * (1.0 + 1e-3 * static_cast<double>(static_cast<int>(s % 5) - 2));
+    run.segments.late_wait_s[s] = (late ? 0.002 : 0.0) + 2e-6 * (1.0 + 0.1 * static_cast<double>(s % 3));
+    run.segments.closing_call[s] = 1;
+    if (late) {
+      run.segments.duration_s[s] += 0.002;
+      run.meta.run_time_s += 0.002;
+      planted += 0.002;
+    }
+  }
+  run.segments.duration_upper_s = run.segments.duration_s;
+  const RunAnalysis result = analyze_run(run, quick_parameters());
+  REQUIRE(result.estimate_possible);
+  CHECK(result.most_segments_delayed);
+  CHECK(result.boundary_excess_s == Approx(planted).epsilon(0.03));
+}
+
 TEST_CASE("a slow iteration after every checkpoint is intrinsic, not interference", "[analysis]") {
   // Every 10th segment writes a checkpoint (its own signature); the segment
   // after it is 30 % slower in every run, at the same place in the cycle.

@@ -158,17 +158,51 @@ est::MeasuredDelayGroup off_cpu_excess(const RunData& run, const PrimaryGroup& g
 // When most segments were delayed (the durations spread far more than their
 // work), the clean latency is read from the lowest 2-8 % of the group, as the
 // intrinsic estimator reads its clean spread; otherwise from 5-25 %.
-est::MeasuredDelayGroup boundary_excess(const RunData& run, const PrimaryGroup& group, bool most_delayed) {
+double late_wait(const RunData& run, std::size_t segment) {
+  return segment < run.segments.late_wait_s.size() ? run.segments.late_wait_s[segment] : 0.0;
+}
+
+std::int32_t closing_call(const RunData& run, std::size_t segment) {
+  return segment < run.segments.closing_call.size() ? static_cast<std::int32_t>(run.segments.closing_call[segment])
+                                                    : -1;
+}
+
+est::MeasuredDelayOptions most_delayed_options() {
+  est::MeasuredDelayOptions options;
+  options.low_quantile = kMostDelayedLowQuantile;
+  options.clean_quantile = est::IntrinsicOptions{}.low_start_spread_quantile;
+  return options;
+}
+
+// Per closing call: the least-wait threshold read from the lowest 2-8 % of all
+// segments that close with it, over every group. A small group whose segments
+// were all delayed has no clean latency of its own; the same collective in
+// the other groups has one.
+std::map<std::int32_t, double> pooled_latency_thresholds(const RunData& run, const std::vector<PrimaryGroup>& groups) {
+  std::map<std::int32_t, std::vector<double>> by_call;
+  for (const PrimaryGroup& group : groups) {
+    for (const std::size_t segment : group.all_members()) by_call[closing_call(run, segment)].push_back(late_wait(run, segment));
+  }
+  std::map<std::int32_t, double> thresholds;
+  for (const auto& [call, cells] : by_call) {
+    thresholds[call] = est::measured_excess(cells, 1, cells.size(), most_delayed_options()).threshold_s;
+  }
+  return thresholds;
+}
+
+// Per member: the least wait in the closing collective above its clean latency.
+// When most segments were delayed (the durations spread far more than their
+// work), the clean latency is read from the lowest 2-8 % of the group, as the
+// intrinsic estimator reads its clean spread, and is at most the one pooled
+// over all groups closing with the same call; otherwise from 5-25 % of the group.
+est::MeasuredDelayGroup boundary_excess(const RunData& run, const PrimaryGroup& group, bool most_delayed,
+                                        std::optional<double> pooled_threshold) {
   std::vector<double> cells;
   cells.reserve(group.members.size());
-  for (const std::size_t segment : group.members) {
-    cells.push_back(segment < run.segments.late_wait_s.size() ? run.segments.late_wait_s[segment] : 0.0);
-  }
+  for (const std::size_t segment : group.members) cells.push_back(late_wait(run, segment));
   est::MeasuredDelayOptions options;
-  if (most_delayed) {
-    options.low_quantile = kMostDelayedLowQuantile;
-    options.clean_quantile = est::IntrinsicOptions{}.low_start_spread_quantile;
-  }
+  if (most_delayed) options = most_delayed_options();
+  if (most_delayed && pooled_threshold) options.threshold_cap_s = *pooled_threshold;
   return est::measured_excess(cells, 1, cells.size(), options);
 }
 
@@ -178,14 +212,20 @@ est::MeasuredDelayGroup boundary_excess(const RunData& run, const PrimaryGroup& 
 double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& groups, RunAnalysis& analysis,
                        std::vector<std::uint8_t>& interfered) {
   double added = 0.0;
+  const std::map<std::int32_t, double> pooled =
+      analysis.most_segments_delayed ? pooled_latency_thresholds(run, groups) : std::map<std::int32_t, double>{};
   const std::vector<std::uint8_t> waiting =
       analysis.off_cpu_measured ? waiting_rows(run) : std::vector<std::uint8_t>{};
   analysis.waiting_ranks = static_cast<std::size_t>(std::count(waiting.begin(), waiting.end(), 1));
   for (const PrimaryGroup& modelled : groups) {
     const PrimaryGroup group{modelled.parent, modelled.all_members(), std::nullopt};
+    std::optional<double> pooled_threshold;
+    if (const auto found = pooled.find(closing_call(run, group.members.front())); found != pooled.end())
+      pooled_threshold = found->second;
     const est::MeasuredDelayGroup off_cpu =
         analysis.off_cpu_measured ? off_cpu_excess(run, group, waiting) : est::MeasuredDelayGroup{};
-    const est::MeasuredDelayGroup boundary = boundary_excess(run, group, analysis.most_segments_delayed);
+    const est::MeasuredDelayGroup boundary =
+        boundary_excess(run, group, analysis.most_segments_delayed, pooled_threshold);
     analysis.off_cpu_excess_s += off_cpu.total_excess_s;
     analysis.boundary_excess_s += boundary.total_excess_s;
     for (std::size_t j = 0; j < group.members.size(); ++j) {

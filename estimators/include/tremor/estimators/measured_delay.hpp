@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -31,11 +32,15 @@ struct MeasuredDelayOptions {
   double jitter_in_spreads = 3.0;
   /// Floor of the clean spread, s: timer and quantization resolution.
   double minimum_spread_s = 2e-6;
+  /// The threshold (clean level + jitter) is at most this, s: a clean level
+  /// known from elsewhere when the group itself may have none.
+  double threshold_cap_s = std::numeric_limits<double>::infinity();
 };
 
 struct MeasuredDelayGroup {
   double clean_level_s = 0.0;  ///< expected off-CPU time of a clean cell
   double clean_spread_s = 0.0;
+  double threshold_s = 0.0;  ///< what a cell must exceed to count (rows not waiting)
   std::vector<double> excess_s;  ///< per segment: the largest excess over its ranks, >= 0
   double total_excess_s = 0.0;
 };
