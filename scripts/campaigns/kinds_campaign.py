@@ -180,6 +180,11 @@ def run_once(setup, kind, run, work):
         command = setup["command"]
     with competing_load(kind, setup.get("clean_time_s")):
         _, path, _ = common.run_under_launcher(setup["launcher"], setup["np"], preload, command, env, out, 900)
+    return analysed_row(setup, kind, run, path)
+
+
+def analysed_row(setup, kind, run, path):
+    """The row of one run file: its truth and `tremor analyze`'s figures."""
     with h5py.File(path, "r") as h5:
         truth = common.injected_percent(h5)
     report = json.loads(subprocess.run([setup["tremor"], "analyze", "--json", path], capture_output=True, text=True,
@@ -264,6 +269,8 @@ def main():
     parser.add_argument("--flavour", choices=("mpich", "openmpi"), default="mpich")
     parser.add_argument("--plot", action="store_true", help="also write kinds.png")
     parser.add_argument("--keep", metavar="DIR", help="keep every run's files in DIR (for re-scoring)")
+    parser.add_argument("--reanalyse", metavar="DIR", help="run nothing: analyse the run files a campaign kept "
+                        "with --keep DIR again with this build's tremor (same kinds, runs and workload options)")
     args = parser.parse_args()
     build = os.path.abspath(args.build)
     kinds = args.kinds.split(",")
@@ -286,6 +293,10 @@ def main():
     if "clean" in kinds:  # first in every round: its run time places the windows
         kinds = ["clean"] + [k for k in kinds if k != "clean"]
     os.makedirs(args.output, exist_ok=True)
+    if args.reanalyse:
+        rows = reanalysed_rows(setup, kinds, args.runs, args.reanalyse)
+        finish(rows, args)
+        return
     work = os.path.abspath(args.keep) if args.keep else tempfile.mkdtemp(prefix="tremor-kinds-")
     os.makedirs(work, exist_ok=True)
     rows = []
@@ -305,6 +316,24 @@ def main():
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
+    finish(rows, args)
+
+
+def reanalysed_rows(setup, kinds, runs, kept):
+    """Rows of the run files a campaign kept, analysed again, in the campaign's order."""
+    rows = []
+    for run in range(runs):
+        for kind in kinds:
+            folder = os.path.join(kept, f"{setup['name']}-{kind}-{run}")
+            files = sorted(f for f in os.listdir(folder) if f.endswith(".h5")) if os.path.isdir(folder) else []
+            if not files:
+                sys.exit(f"{folder}: no run file kept")
+            rows.append(analysed_row(setup, kind, run, os.path.join(folder, files[0])))
+    return rows
+
+
+def finish(rows, args):
+    """Wall clock, runs.csv, summary.md (printed) and the plot."""
     add_wall_clock(rows)
     common.write_csv(os.path.join(args.output, "runs.csv"), rows, COLUMNS)
     summary = summarize(rows)
