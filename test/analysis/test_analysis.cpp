@@ -227,6 +227,10 @@ TEST_CASE("a node shared with another job: off-CPU time on every segment, charge
   CHECK(waiting.waiting_ranks == 4);
   CHECK(waiting.lost_percent == Approx(truth).margin(1.0));
   CHECK(waiting.segment_lost_s[0] == Approx(0.003).epsilon(0.01));
+  // The report says what was measured: 4 ranks waited 0.5 s each.
+  const std::string text = render_text_report(run, waiting, "");
+  CHECK(text.find("4 of 4 detail ranks waited 2.000 s in all for a CPU (run queue)") != std::string::npos);
+  CHECK(render_text_report(run, unmeasured, "").find("for a CPU") == std::string::npos);
   // Two ranks per node on nodes of one CPU: the ranks take turns, and their
   // run-queue delay is the job's own.
   run.environment.nodes.resize(2);

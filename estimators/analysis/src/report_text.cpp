@@ -74,6 +74,28 @@ std::string partial_reason_text(const std::string& code) {
   return "reason: unknown, killed by a signal or the walltime";
 }
 
+// What was measured directly rather than inferred, when it weighs on the run:
+// ranks that waited for a CPU (run queue), and the measured excesses.
+void measured_line(std::ostringstream& out, const RunData& run, const RunAnalysis& analysis) {
+  const double measured = analysis.off_cpu_excess_s + analysis.boundary_excess_s;
+  if (!(measured > 0.005 * analysis.run_time_s)) return;
+  std::string text = "Measured: ";
+  if (analysis.waiting_ranks > 0) {
+    double waited = 0.0;
+    for (const std::int32_t rank : run.detail.ranks) {
+      const auto r = static_cast<std::size_t>(rank);
+      if (r < run.ranks.size() && std::isfinite(run.ranks[r].run_queue_delay_s)) waited += run.ranks[r].run_queue_delay_s;
+    }
+    text += format("%zu of %zu detail ranks waited %.3f s in all for a CPU (run queue)%s; ", analysis.waiting_ranks,
+                   run.detail.ranks.size(), waited,
+                   analysis.off_cpu_excess_s > 0.05 * analysis.run_time_s ? ": something else runs on their cores"
+                                                                          : "");
+  }
+  text += format("off-CPU excess %.3f s, late collectives %.3f s.", analysis.off_cpu_excess_s,
+                 analysis.boundary_excess_s);
+  wrap(out, text);
+}
+
 void header(std::ostringstream& out, const RunData& run, const RunAnalysis& analysis, const std::string& file) {
   out << "=== Tremor: interference report " << std::string(kWidth - 32, '=') << '\n';
   if (run.meta.partial) {
@@ -98,6 +120,7 @@ void header(std::ostringstream& out, const RunData& run, const RunAnalysis& anal
     }
     wrap(out, format("Continuous interference (upper bound, reported apart): %.1f %%",
                      analysis.continuous_interference_percent));
+    measured_line(out, run, analysis);
   } else {
     out << "[GREY] NO ESTIMATE\n";
     wrap(out, "No interference estimate possible: " + analysis.no_estimate_reason + ".");
