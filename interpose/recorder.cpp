@@ -164,7 +164,8 @@ void Recorder::start() noexcept {
     started_ = true;
     init_tick_ = ticks();
     segment_start_tick_ = init_tick_;
-    last_totals_ = sum_threads();
+    NewCounts before_start;  // nothing is counted before recording starts; to be sure
+    take_new_counts(before_start);
     work_at_segment_start_ = read_work();
     work_start_tick_ = ticks();
     current_segment_.store(0, std::memory_order_relaxed);
@@ -186,30 +187,34 @@ void Recorder::start() noexcept {
   }
 }
 
-Recorder::Totals Recorder::sum_threads() const noexcept {
-  Totals totals;
-  for (const ThreadState* state = registered_threads(); state != nullptr; state = state->next) {
+void Recorder::take_new_counts(NewCounts& counts) noexcept {
+  for (ThreadState* state = registered_threads(); state != nullptr; state = state->next) {
+#pragma GCC unroll 16
     for (std::size_t i = 0; i < kFeatureCount; ++i) {
-      totals.features[i] += state->features[i].load(std::memory_order_relaxed);
+      const std::uint64_t now = state->features[i].load(std::memory_order_relaxed);
+      counts.features[i] += now - state->taken_features[i];
+      state->taken_features[i] = now;
     }
-    totals.mpi_ticks += state->mpi_ticks.load(std::memory_order_relaxed);
-    totals.io_ticks += state->io_ticks.load(std::memory_order_relaxed);
+    const std::uint64_t mpi_ticks = state->mpi_ticks.load(std::memory_order_relaxed);
+    const std::uint64_t io_ticks = state->io_ticks.load(std::memory_order_relaxed);
+    counts.mpi_ticks += mpi_ticks - state->taken_mpi_ticks;
+    counts.io_ticks += io_ticks - state->taken_io_ticks;
+    state->taken_mpi_ticks = mpi_ticks;
+    state->taken_io_ticks = io_ticks;
   }
-  return totals;
 }
 
 void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkReading work_at_entry) noexcept {
   if (!started_ || store_failed_) return;
-  std::lock_guard lock(boundary_mutex_);
-  const Totals now = sum_threads();
+  std::lock_guard lock(boundary_lock_);
+  NewCounts counts;
+  take_new_counts(counts);
   const double tick = seconds_per_tick();
-  FeatureVector features{};
-  for (std::size_t i = 0; i < kFeatureCount; ++i) features[i] = now.features[i] - last_totals_.features[i];
 
   QuantizedValues values{};
   values[index(Quantized::duration)] = static_cast<double>(end - segment_start_tick_) * tick;
-  values[index(Quantized::mpi_time)] = static_cast<double>(now.mpi_ticks - last_totals_.mpi_ticks) * tick;
-  values[index(Quantized::io_time)] = static_cast<double>(now.io_ticks - last_totals_.io_ticks) * tick;
+  values[index(Quantized::mpi_time)] = static_cast<double>(counts.mpi_ticks) * tick;
+  values[index(Quantized::io_time)] = static_cast<double>(counts.io_ticks) * tick;
   values[index(Quantized::wait_time)] = static_cast<double>(end - start) * tick;
   const bool work_known =
       work_at_entry.valid && work_at_segment_start_.valid && work_at_entry.value >= work_at_segment_start_.value;
@@ -240,13 +245,12 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
     values[index(Quantized::off_cpu_time)] = std::max(0.0, wall - values[index(Quantized::io_time)] - cpu);
   }
 
-  if (!store_->append(values, features, static_cast<std::uint16_t>(call))) {
+  if (!store_->append(values, counts.features, static_cast<std::uint16_t>(call))) {
     store_failed_ = true;
     warn("out of memory for segments; recording stops here, the data so far is kept");
   } else {
     spill_.add(*store_, end);
   }
-  last_totals_ = now;
   segment_start_tick_ = end;
   current_segment_.store(current_segment_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (cputime && caller != nullptr && work_at_entry.valid && end - start < g_long_call_ticks) {
@@ -309,12 +313,9 @@ void Recorder::open_spill() noexcept {
 
 void Recorder::end_spill(SpillEnd reason) noexcept {
   // Another thread may be inside a boundary; never wait on it for long (200 ms).
-  // try_lock in a loop, not timed_mutex::try_lock_for: that is
-  // pthread_mutex_clocklock, which ThreadSanitizer does not see, so the unlock
-  // looked like a bug and TSan's lock state went wrong.
   for (int attempt = 0; attempt < 200; ++attempt) {
-    if (boundary_mutex_.try_lock()) {
-      std::lock_guard lock(boundary_mutex_, std::adopt_lock);
+    if (boundary_lock_.try_lock()) {
+      std::lock_guard lock(boundary_lock_, std::adopt_lock);
       if (store_) spill_.finish(*store_, reason);
       return;
     }

@@ -54,7 +54,10 @@ class SegmentStore {
   const std::array<std::uint16_t, kQuantizedCount>& codes(std::size_t segment) const noexcept {
     return records_[segment].codes;
   }
-  std::uint32_t kind_of(std::size_t segment) const noexcept;
+  std::uint32_t kind_of(std::size_t segment) const noexcept {
+    const std::uint16_t kind = records_[segment].kind;
+    return kind != kWideKind ? kind : wide_kind_of(segment);
+  }
 
  private:
   // One segment: the metrics' codes and the id of its kind, 14 bytes.
@@ -81,8 +84,12 @@ class SegmentStore {
       return static_cast<std::size_t>(signature_hash(kind.features) ^ kind.closing_call);
     }
   };
-  // The id of the segment's kind, adding it if new; false if memory ran out.
-  bool kind_id(const FeatureVector& features, std::uint16_t closing_call, std::uint32_t* id) noexcept;
+  std::uint32_t wide_kind_of(std::size_t segment) const noexcept;
+  // The id of a kind other than the last one, adding it if new; false if
+  // memory ran out.
+  bool new_kind_id(const FeatureVector& features, std::uint16_t closing_call, std::uint32_t* id) noexcept;
+  // Counts the values that are not finite and sets them to 0.
+  void count_non_finite(QuantizedValues& values) noexcept;
 
   ChunkedArray<Record> records_;
   ChunkedArray<WideKind> wide_kinds_;
