@@ -91,12 +91,12 @@ class Recorder {
  private:
   Recorder() = default;
   struct NewCounts {
-    FeatureVector features{};
-    std::uint64_t mpi_ticks = 0;
-    std::uint64_t io_ticks = 0;
+    FeatureVector features;
+    std::uint64_t mpi_ticks;
+    std::uint64_t io_ticks;
   };
-  // The threads' counts since the last boundary, summed, marked as taken.
-  // Under the boundary lock.
+  // The threads' counts since the last boundary, summed, marked as taken
+  // (every field is written). Under the boundary lock.
   static void take_new_counts(NewCounts& counts) noexcept;
   void open_spill() noexcept;
 

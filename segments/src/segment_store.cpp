@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <new>
 #include <unordered_map>
 #include <utility>
@@ -26,6 +27,14 @@ std::uint64_t signature_hash(const FeatureVector& features) noexcept {
 }
 
 bool SegmentStore::new_kind_id(const FeatureVector& features, std::uint16_t closing_call, std::uint32_t* id) noexcept {
+  // A loop that alternates two kinds (a file written every n-th iteration)
+  // finds the other one here, without hashing.
+  if (!kinds_.empty() && kinds_[previous_kind_].closing_call == closing_call &&
+      kinds_[previous_kind_].features == features) {
+    std::swap(last_kind_, previous_kind_);
+    *id = last_kind_;
+    return true;
+  }
   try {
     const Kind key{features, closing_call};
     auto [it, inserted] = kind_ids_.try_emplace(key, static_cast<std::uint32_t>(kinds_.size()));
@@ -37,6 +46,7 @@ bool SegmentStore::new_kind_id(const FeatureVector& features, std::uint16_t clos
         throw;
       }
     }
+    previous_kind_ = last_kind_;
     last_kind_ = it->second;
     *id = last_kind_;
     return true;
@@ -72,11 +82,14 @@ bool SegmentStore::append(const QuantizedValues& values, const FeatureVector& fe
     return false;
   }
   QuantizedValues finite = values;
-  // x * 0 is 0 for every finite x and NaN otherwise: one test for all six.
-  double probe = 0.0;
-#pragma GCC unroll 6
-  for (double value : finite) probe += value * 0.0;
-  if (probe != 0.0) [[unlikely]]
+  // x * 0 is 0 for every finite x and NaN otherwise: one test for all six,
+  // two at a time.
+  static_assert(kQuantizedCount == 6);
+  using Pair = double __attribute__((vector_size(16)));
+  Pair pairs[3];
+  std::memcpy(pairs, finite.data(), sizeof pairs);
+  const Pair probe = pairs[0] * 0.0 + pairs[1] * 0.0 + pairs[2] * 0.0;
+  if (probe[0] + probe[1] != 0.0) [[unlikely]]
     count_non_finite(finite);  // non-finite values count as 0, in the codes and the totals
   Record record;
 #pragma GCC unroll 6  // each metric's scale becomes a constant

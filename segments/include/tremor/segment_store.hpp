@@ -97,6 +97,7 @@ class SegmentStore {
   std::vector<Kind> kinds_;
   // Consecutive segments usually share their kind: compared before hashing.
   std::uint32_t last_kind_ = 0;
+  std::uint32_t previous_kind_ = 0;  // the last kind before last_kind_
   // Plain sums: over 1e9 segments their rounding (< 1e-7 relative) stays far
   // below the codes' 1/2048, which is what the totals are there to check.
   QuantizedValues raw_totals_{};
