@@ -20,13 +20,22 @@ namespace tremor::interpose {
 
 using tremor::Feature;
 
-// Accumulators of one thread. Only the owner writes (relaxed load + store,
-// no locked instruction); the thread closing a segment reads them relaxed and
-// keeps its own snapshot, so no counter is ever reset by another thread.
+// Adds to a counter only its owner thread writes: a relaxed load and store
+// (no locked instruction), atomic so that a thread closing a segment may
+// read it meanwhile.
+[[gnu::always_inline]] inline void bump(std::uint64_t& slot, std::uint64_t amount) noexcept {
+  const std::atomic_ref<std::uint64_t> counter(slot);
+  counter.store(counter.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
+}
+
+// Accumulators of one thread. Only the owner writes them (bump); another
+// thread closing a segment reads them through std::atomic_ref, the owner
+// plainly. Each closing thread keeps what it took, so no counter is ever
+// reset by another thread.
 struct ThreadState {
-  std::array<std::atomic<std::uint64_t>, kFeatureCount> features{};
-  std::atomic<std::uint64_t> mpi_ticks{0};
-  std::atomic<std::uint64_t> io_ticks{0};
+  alignas(16) FeatureVector features{};
+  std::uint64_t mpi_ticks = 0;
+  std::uint64_t io_ticks = 0;
   int depth = 0;                // > 0 inside an intercepted call or inside Tremor itself
   ThreadState* next = nullptr;  // registry list, append-only
 
@@ -39,13 +48,12 @@ struct ThreadState {
 
   // Written only by the thread closing a segment, under the boundary lock:
   // the part of the counts above that closed segments already hold.
-  FeatureVector taken_features{};
+  alignas(16) FeatureVector taken_features{};
   std::uint64_t taken_mpi_ticks = 0;
   std::uint64_t taken_io_ticks = 0;
 
   [[gnu::always_inline]] void add(Feature feature, std::uint64_t amount) noexcept {
-    auto& slot = features[index(feature)];
-    slot.store(slot.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
+    bump(features[index(feature)], amount);
   }
 };
 
@@ -85,10 +93,6 @@ void calibrate_ticks() noexcept;
   if (state == nullptr || state->depth != 0) return nullptr;
   state->depth = 1;
   return state;
-}
-
-[[gnu::always_inline]] inline void bump(std::atomic<std::uint64_t>& slot, std::uint64_t amount) noexcept {
-  slot.store(slot.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
 }
 
 // Calls at least this long read the work counter at their exit (a read costs
