@@ -39,8 +39,9 @@ inline std::uint16_t encode_value(double value, CodeScale scale) noexcept {
   if (!(units < 0x1p63)) return std::isfinite(value) ? kMaxCode : 0;
   // 1 + (e << 10 | m) in one step: for 1 <= units < 2^63 the bits above the
   // fraction's first 10 are the biased exponent (sign 0), then m.
+  constexpr std::uint64_t kBiasedOne = std::uint64_t{1023} << kCodeFractionBits;  // exponent 0, fraction 0
   const auto bits = std::bit_cast<std::uint64_t>(units);
-  return static_cast<std::uint16_t>((bits >> (52 - kCodeFractionBits)) - (std::uint64_t{1023} << kCodeFractionBits) + 1);
+  return static_cast<std::uint16_t>((bits >> (52 - kCodeFractionBits)) - kBiasedOne + 1);
 }
 
 // The code's value: the centre of its interval, or for counts below 2048 the
