@@ -32,6 +32,14 @@ def call_id(name):
     return name[4:] if name.startswith("MPI_") else "posix_" + name
 
 
+def both_directions(sent, received):
+    """Bytes sent and received; one evaluation when both are the same expression (Allreduce)."""
+    if sent == received and sent != "0":
+        return [f"const std::uint64_t bytes = {sent};",
+                "state->add(Feature::bytes_sent, bytes);", "state->add(Feature::bytes_received, bytes);"]
+    return [f"state->add(Feature::bytes_sent, {sent});", f"state->add(Feature::bytes_received, {received});"]
+
+
 def feature_code(kind, rule):
     """C++ statements run after a successful call; `state` is the thread's state."""
     sent, received = rule if rule else ("0", "0")
@@ -57,9 +65,9 @@ def feature_code(kind, rule):
         return ["count_started(*state, started_all);"]
     if kind.startswith("boundary:") or kind.startswith("coll:"):
         cls = kind.split(":")[1]
-        return [add(f"coll_{cls}", 1), add("bytes_sent", sent), add("bytes_received", received)]
+        return [add(f"coll_{cls}", 1), *both_directions(sent, received)]
     if kind == "rma":
-        return [add("rma_ops", 1), add("bytes_sent", sent), add("bytes_received", received)]
+        return [add("rma_ops", 1), *both_directions(sent, received)]
     if kind == "io_open":
         return [add("io_opens", 1)]
     if kind == "io_close":

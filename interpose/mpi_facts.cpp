@@ -12,16 +12,6 @@
 namespace tremor::interpose {
 namespace {
 
-// MPICH handles are ints, Open MPI handles are pointers.
-template <typename Handle>
-std::uintptr_t handle_key(Handle handle) noexcept {
-  if constexpr (std::is_pointer_v<Handle>) {
-    return reinterpret_cast<std::uintptr_t>(handle);
-  } else {
-    return static_cast<std::uintptr_t>(static_cast<std::make_unsigned_t<Handle>>(handle));
-  }
-}
-
 bool is_inter(MPI_Comm comm) noexcept {
   int flag = 0;
   return PMPI_Comm_test_inter(comm, &flag) == MPI_SUCCESS && flag != 0;
@@ -48,43 +38,18 @@ PersistentTable& persistent_table() {
 
 }  // namespace
 
-// Type sizes, cached per thread (PMPI_Type_size was half of a send's added
-// instructions). A handle's size is fixed from its creation to its
-// MPI_Type_free, after which the handle may be reused: every free moves the
-// generation on and so retires every thread's entries.
-namespace {
-std::atomic<std::uint64_t> g_type_generation{1};  // entries start at 0: invalid
-struct TypeSizeEntry {
-  std::uintptr_t key;
-  std::uint64_t generation;
-  std::uint64_t size;
-};
-constexpr unsigned kTypeSizeSlotBits = 4;
-thread_local std::array<TypeSizeEntry, 1U << kTypeSizeSlotBits> t_type_sizes
+std::atomic<std::uint64_t> g_type_generation{1};
+constinit thread_local std::array<TypeSizeEntry, 1U << kTypeSizeSlotBits> t_type_sizes
     __attribute__((tls_model("initial-exec"))){};
-}  // namespace
 
 void forget_type_sizes() noexcept { g_type_generation.fetch_add(1, std::memory_order_acq_rel); }
 
-std::uint64_t type_bytes(long long count, MPI_Datatype datatype) noexcept {
-  if (count <= 0 || datatype == MPI_DATATYPE_NULL) return 0;
-  const std::uintptr_t key = handle_key(datatype);
-  const std::uint64_t generation = g_type_generation.load(std::memory_order_acquire);
-  // Fibonacci hashing spreads both MPICH's small ints and Open MPI's pointers.
-  TypeSizeEntry& entry =
-      t_type_sizes[(static_cast<std::uint64_t>(key) * 0x9E3779B97F4A7C15ULL) >> (64 - kTypeSizeSlotBits)];
-  if (entry.key != key || entry.generation != generation) {
-    int size = 0;
-    if (PMPI_Type_size(datatype, &size) != MPI_SUCCESS || size <= 0) return 0;
-    entry = TypeSizeEntry{key, generation, static_cast<std::uint64_t>(size)};
-  }
-  return static_cast<std::uint64_t>(count) * entry.size;
-}
-
-std::uint64_t received_bytes(const MPI_Status* status, MPI_Datatype datatype) noexcept {
-  int count = 0;
-  if (PMPI_Get_count(status, datatype, &count) != MPI_SUCCESS || count == MPI_UNDEFINED) return 0;
-  return type_bytes(count, datatype);
+std::uint64_t type_size_miss(MPI_Datatype datatype, TypeSizeEntry& entry, std::uint64_t generation) noexcept {
+  if (datatype == MPI_DATATYPE_NULL) return 0;
+  int size = 0;
+  if (PMPI_Type_size(datatype, &size) != MPI_SUCCESS || size <= 0) return 0;
+  entry = TypeSizeEntry{handle_key(datatype), generation, static_cast<std::uint64_t>(size)};
+  return entry.size;
 }
 
 long long sum_counts(const int counts[], int n) noexcept {
@@ -123,8 +88,7 @@ bool is_root(int root, MPI_Comm comm) noexcept {
   return comm_rank(comm) == root;
 }
 
-bool spans_world(MPI_Comm comm) noexcept {
-  if (comm == MPI_COMM_WORLD) return true;
+bool spans_other_world(MPI_Comm comm) noexcept {
   if (comm == MPI_COMM_SELF || comm == MPI_COMM_NULL) return false;
   auto& cache = communicator_cache();
   const std::uintptr_t key = handle_key(comm);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <thread>
 
@@ -31,7 +32,9 @@ Recorder& Recorder::instance() noexcept {
 
 WorkReading read_work() noexcept { return Recorder::instance().read_work(); }
 
-void close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkReading work_at_entry) noexcept {
+// Flattened: the wrappers' one call at a boundary.
+[[gnu::flatten]] void close_segment(CallId call, std::uint64_t start, std::uint64_t end,
+                                    WorkReading work_at_entry) noexcept {
   Recorder::instance().close_segment(call, start, end, work_at_entry);
 }
 
@@ -164,7 +167,8 @@ void Recorder::start() noexcept {
     started_ = true;
     init_tick_ = ticks();
     segment_start_tick_ = init_tick_;
-    last_totals_ = sum_threads();
+    NewCounts before_start;  // nothing is counted before recording starts; to be sure
+    take_new_counts(before_start);
     work_at_segment_start_ = read_work();
     work_start_tick_ = ticks();
     current_segment_.store(0, std::memory_order_relaxed);
@@ -186,30 +190,69 @@ void Recorder::start() noexcept {
   }
 }
 
-Recorder::Totals Recorder::sum_threads() const noexcept {
-  Totals totals;
-  for (const ThreadState* state = registered_threads(); state != nullptr; state = state->next) {
-    for (std::size_t i = 0; i < kFeatureCount; ++i) {
-      totals.features[i] += state->features[i].load(std::memory_order_relaxed);
-    }
-    totals.mpi_ticks += state->mpi_ticks.load(std::memory_order_relaxed);
-    totals.io_ticks += state->io_ticks.load(std::memory_order_relaxed);
+namespace {
+
+// What closed segments do not hold yet of another thread's count; marks it taken.
+[[gnu::always_inline]] inline std::uint64_t take(std::uint64_t& count, std::uint64_t& taken) noexcept {
+  const std::uint64_t now = std::atomic_ref<std::uint64_t>(count).load(std::memory_order_relaxed);
+  const std::uint64_t part = now - taken;
+  taken = now;
+  return part;
+}
+
+// The same for the calling thread's own features, read plainly (only it
+// writes them), two at a time.
+[[gnu::always_inline]] inline void take_own_features(ThreadState& state, FeatureVector& parts) noexcept {
+  using Pair = std::uint64_t __attribute__((vector_size(16)));
+  static_assert(kFeatureCount % 2 == 0);
+#pragma GCC unroll 8
+  for (std::size_t i = 0; i < kFeatureCount; i += 2) {
+    Pair now;
+    Pair taken;
+    std::memcpy(&now, &state.features[i], sizeof now);
+    std::memcpy(&taken, &state.taken_features[i], sizeof taken);
+    const Pair part = now - taken;
+    std::memcpy(&parts[i], &part, sizeof part);
+    std::memcpy(&state.taken_features[i], &now, sizeof now);
   }
-  return totals;
+}
+
+}  // namespace
+
+void Recorder::take_new_counts(NewCounts& counts) noexcept {
+  ThreadState* const caller = t_state;
+  bool assigned = false;
+  if (caller != nullptr) {  // nearly always the only thread
+    take_own_features(*caller, counts.features);
+    counts.mpi_ticks = caller->mpi_ticks - caller->taken_mpi_ticks;
+    counts.io_ticks = caller->io_ticks - caller->taken_io_ticks;
+    caller->taken_mpi_ticks = caller->mpi_ticks;
+    caller->taken_io_ticks = caller->io_ticks;
+    assigned = true;
+  }
+  for (ThreadState* state = registered_threads(); state != nullptr; state = state->next) {
+    if (state == caller) continue;
+    if (!assigned) counts = NewCounts{};
+    assigned = true;
+    for (std::size_t i = 0; i < kFeatureCount; ++i)
+      counts.features[i] += take(state->features[i], state->taken_features[i]);
+    counts.mpi_ticks += take(state->mpi_ticks, state->taken_mpi_ticks);
+    counts.io_ticks += take(state->io_ticks, state->taken_io_ticks);
+  }
+  if (!assigned) counts = NewCounts{};
 }
 
 void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkReading work_at_entry) noexcept {
   if (!started_ || store_failed_) return;
-  std::lock_guard lock(boundary_mutex_);
-  const Totals now = sum_threads();
+  std::lock_guard lock(boundary_lock_);
+  NewCounts counts;
+  take_new_counts(counts);
   const double tick = seconds_per_tick();
-  FeatureVector features{};
-  for (std::size_t i = 0; i < kFeatureCount; ++i) features[i] = now.features[i] - last_totals_.features[i];
 
   QuantizedValues values{};
   values[index(Quantized::duration)] = static_cast<double>(end - segment_start_tick_) * tick;
-  values[index(Quantized::mpi_time)] = static_cast<double>(now.mpi_ticks - last_totals_.mpi_ticks) * tick;
-  values[index(Quantized::io_time)] = static_cast<double>(now.io_ticks - last_totals_.io_ticks) * tick;
+  values[index(Quantized::mpi_time)] = static_cast<double>(counts.mpi_ticks) * tick;
+  values[index(Quantized::io_time)] = static_cast<double>(counts.io_ticks) * tick;
   values[index(Quantized::wait_time)] = static_cast<double>(end - start) * tick;
   const bool work_known =
       work_at_entry.valid && work_at_segment_start_.valid && work_at_entry.value >= work_at_segment_start_.value;
@@ -240,13 +283,12 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
     values[index(Quantized::off_cpu_time)] = std::max(0.0, wall - values[index(Quantized::io_time)] - cpu);
   }
 
-  if (!store_->append(values, features, static_cast<std::uint16_t>(call))) {
+  if (!store_->append(values, counts.features, static_cast<std::uint16_t>(call))) {
     store_failed_ = true;
     warn("out of memory for segments; recording stops here, the data so far is kept");
   } else {
     spill_.add(*store_, end);
   }
-  last_totals_ = now;
   segment_start_tick_ = end;
   current_segment_.store(current_segment_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (cputime && caller != nullptr && work_at_entry.valid && end - start < g_long_call_ticks) {
@@ -309,12 +351,9 @@ void Recorder::open_spill() noexcept {
 
 void Recorder::end_spill(SpillEnd reason) noexcept {
   // Another thread may be inside a boundary; never wait on it for long (200 ms).
-  // try_lock in a loop, not timed_mutex::try_lock_for: that is
-  // pthread_mutex_clocklock, which ThreadSanitizer does not see, so the unlock
-  // looked like a bug and TSan's lock state went wrong.
   for (int attempt = 0; attempt < 200; ++attempt) {
-    if (boundary_mutex_.try_lock()) {
-      std::lock_guard lock(boundary_mutex_, std::adopt_lock);
+    if (boundary_lock_.try_lock()) {
+      std::lock_guard lock(boundary_lock_, std::adopt_lock);
       if (store_) spill_.finish(*store_, reason);
       return;
     }

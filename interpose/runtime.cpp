@@ -11,7 +11,7 @@ namespace tremor::interpose {
 
 std::atomic<bool> g_recording{false};
 bool g_use_tsc = false;
-thread_local ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
+constinit thread_local ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
 std::uint64_t g_long_call_ticks = ~std::uint64_t{0};
 std::uint64_t g_refresh_ticks = ~std::uint64_t{0};
 std::uint64_t g_boundary_busy_ticks = 0;

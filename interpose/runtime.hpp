@@ -20,13 +20,22 @@ namespace tremor::interpose {
 
 using tremor::Feature;
 
-// Accumulators of one thread. Only the owner writes (relaxed load + store,
-// no locked instruction); the thread closing a segment reads them relaxed and
-// keeps its own snapshot, so no counter is ever reset by another thread.
+// Adds to a counter only its owner thread writes: a relaxed load and store
+// (no locked instruction), atomic so that a thread closing a segment may
+// read it meanwhile.
+[[gnu::always_inline]] inline void bump(std::uint64_t& slot, std::uint64_t amount) noexcept {
+  const std::atomic_ref<std::uint64_t> counter(slot);
+  counter.store(counter.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
+}
+
+// Accumulators of one thread. Only the owner writes them (bump); another
+// thread closing a segment reads them through std::atomic_ref, the owner
+// plainly. Each closing thread keeps what it took, so no counter is ever
+// reset by another thread.
 struct ThreadState {
-  std::array<std::atomic<std::uint64_t>, kFeatureCount> features{};
-  std::atomic<std::uint64_t> mpi_ticks{0};
-  std::atomic<std::uint64_t> io_ticks{0};
+  alignas(16) FeatureVector features{};
+  std::uint64_t mpi_ticks = 0;
+  std::uint64_t io_ticks = 0;
   int depth = 0;                // > 0 inside an intercepted call or inside Tremor itself
   ThreadState* next = nullptr;  // registry list, append-only
 
@@ -37,15 +46,20 @@ struct ThreadState {
   std::uint64_t last_counter = 0;         // the thread's last counter reading
   std::uint64_t last_counter_tick = 0;    // and when it was taken
 
-  void add(Feature feature, std::uint64_t amount) noexcept {
-    auto& slot = features[index(feature)];
-    slot.store(slot.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
+  // Written only by the thread closing a segment, under the boundary lock:
+  // the part of the counts above that closed segments already hold.
+  alignas(16) FeatureVector taken_features{};
+  std::uint64_t taken_mpi_ticks = 0;
+  std::uint64_t taken_io_ticks = 0;
+
+  [[gnu::always_inline]] void add(Feature feature, std::uint64_t amount) noexcept {
+    bump(features[index(feature)], amount);
   }
 };
 
 extern std::atomic<bool> g_recording;
 extern bool g_use_tsc;
-extern thread_local ThreadState* t_state __attribute__((tls_model("initial-exec")));
+extern constinit thread_local ThreadState* t_state __attribute__((tls_model("initial-exec")));
 
 // Registers the calling thread (allocates once); nullptr if memory ran out.
 ThreadState* register_current_thread() noexcept;
@@ -60,7 +74,7 @@ inline std::uint64_t monotonic_ns() noexcept {
 
 // rdtsc costs ~11 ns here against ~28 ns for CLOCK_MONOTONIC; it is used only
 // when the CPU has an invariant TSC (checked at start-up).
-inline std::uint64_t ticks() noexcept {
+[[gnu::always_inline]] inline std::uint64_t ticks() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   if (g_use_tsc) return __rdtsc();
 #endif
@@ -72,17 +86,13 @@ void calibrate_ticks() noexcept;
 
 // Returns the thread's state if this call is to be recorded (recording on and
 // not nested inside another recorded call), nullptr otherwise.
-inline ThreadState* enter() noexcept {
+[[gnu::always_inline]] inline ThreadState* enter() noexcept {
   if (!g_recording.load(std::memory_order_relaxed)) return nullptr;
   ThreadState* state = t_state;
   if (state == nullptr) state = register_current_thread();
   if (state == nullptr || state->depth != 0) return nullptr;
   state->depth = 1;
   return state;
-}
-
-inline void bump(std::atomic<std::uint64_t>& slot, std::uint64_t amount) noexcept {
-  slot.store(slot.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
 }
 
 // Calls at least this long read the work counter at their exit (a read costs
@@ -97,7 +107,7 @@ void account_long_call(ThreadState& state, std::uint64_t start, std::uint64_t en
 // per interval (100 us: <= 0.6 % of the thread's time); off unless CPU time.
 extern std::uint64_t g_refresh_ticks;
 void refresh_counter(ThreadState& state, std::uint64_t now) noexcept;
-inline void refresh_if_stale(ThreadState& state, std::uint64_t now) noexcept {
+[[gnu::always_inline]] inline void refresh_if_stale(ThreadState& state, std::uint64_t now) noexcept {
   if (now - state.last_counter_tick > g_refresh_ticks) refresh_counter(state, now);
 }
 
@@ -106,7 +116,7 @@ inline void refresh_if_stale(ThreadState& state, std::uint64_t now) noexcept {
 // read) unless the counter is CPU time.
 extern std::uint64_t g_boundary_busy_ticks;
 
-inline void account_inside(ThreadState& state, std::uint64_t start, std::uint64_t end) noexcept {
+[[gnu::always_inline]] inline void account_inside(ThreadState& state, std::uint64_t start, std::uint64_t end) noexcept {
   const std::uint64_t span = end - start;
   if (span >= g_long_call_ticks) {
     account_long_call(state, start, end);
@@ -114,18 +124,18 @@ inline void account_inside(ThreadState& state, std::uint64_t start, std::uint64_
     state.short_inside_ticks += span;
   }
 }
-inline void leave_mpi(ThreadState& state, std::uint64_t start, std::uint64_t end) noexcept {
+[[gnu::always_inline]] inline void leave_mpi(ThreadState& state, std::uint64_t start, std::uint64_t end) noexcept {
   bump(state.mpi_ticks, end - start);
   account_inside(state, start, end);
   state.depth = 0;
 }
-inline void leave_io(ThreadState& state, std::uint64_t start, std::uint64_t end) noexcept {
+[[gnu::always_inline]] inline void leave_io(ThreadState& state, std::uint64_t start, std::uint64_t end) noexcept {
   bump(state.io_ticks, end - start);
   account_inside(state, start, end);
   state.depth = 0;
 }
 // The closing collective: its wait is measured exactly at the boundary.
-inline void leave_boundary(ThreadState& state, std::uint64_t start, std::uint64_t end) noexcept {
+[[gnu::always_inline]] inline void leave_boundary(ThreadState& state, std::uint64_t start, std::uint64_t end) noexcept {
   bump(state.mpi_ticks, end - start);
   state.depth = 0;
 }

@@ -81,10 +81,12 @@ void SpillWriter::open(const Config& config, SpillHeader header, Recorder& log) 
     device_ = opened.st_dev;
     inode_ = opened.st_ino;
     try {
-      block_.reserve(sizeof(SpillBlockHeader) + kBlockSegments * (sizeof(SpillSegmentRecord) + sizeof(SpillKindRecord)));
       new_kinds_.reserve(kBlockSegments);
-      new_segments_.reserve(kBlockSegments);
     } catch (const std::bad_alloc&) {
+      fail("out of memory");
+      return;
+    }
+    if (!reserve_block(spill_block_bytes(kBlockSegments, kBlockSegments) + kSpillEndBytes)) {
       fail("out of memory");
       return;
     }
@@ -97,20 +99,44 @@ void SpillWriter::open(const Config& config, SpillHeader header, Recorder& log) 
   }
 }
 
-bool SpillWriter::encode_new(const SegmentStore& store) noexcept {
+bool SpillWriter::reserve_block(std::size_t bytes) noexcept {
+  if (bytes <= block_capacity_) return true;
   try {
-    block_.clear();
+    block_ = std::make_unique_for_overwrite<char[]>(bytes);
+  } catch (const std::bad_alloc&) {
+    block_capacity_ = 0;
+    return false;
+  }
+  block_capacity_ = bytes;
+  return true;
+}
+
+bool SpillWriter::encode_new(const SegmentStore& store) noexcept {
+  block_bytes_ = 0;
+  const std::size_t first = spilled_segments_;
+  const std::size_t segments = store.size() - first;
+  try {
     new_kinds_.clear();
-    new_segments_.clear();
     for (std::size_t k = spilled_kinds_; k < store.kind_count(); ++k)
       new_kinds_.push_back(SpillKindRecord{store.kind_features(k), store.kind_closing_call(k), {}});
-    for (std::size_t s = spilled_segments_; s < store.size(); ++s)
-      new_segments_.push_back(SpillSegmentRecord{store.codes(s), store.kind_of(s)});
-    if (!new_kinds_.empty() || !new_segments_.empty())
-      append_spill_block(block_, spilled_segments_, new_kinds_, new_segments_);
   } catch (const std::bad_alloc&) {
     errno = ENOMEM;
     return false;
+  }
+  if (!new_kinds_.empty() || segments > 0) {
+    const std::size_t bytes = spill_block_bytes(new_kinds_.size(), segments);
+    if (!reserve_block(bytes + kSpillEndBytes)) {
+      errno = ENOMEM;
+      return false;
+    }
+    // Straight from the store into the block: no intermediate copy.
+    char* records = begin_spill_block(block_.get(), new_kinds_);
+    for (std::size_t s = 0; s < segments; ++s) {
+      const SpillSegmentRecord record{store.codes(first + s), store.kind_of(first + s)};
+      std::memcpy(records + s * sizeof record, &record, sizeof record);
+    }
+    seal_spill_block(block_.get(), first, new_kinds_.size(), segments);
+    block_bytes_ = bytes;
   }
   spilled_kinds_ = store.kind_count();
   spilled_segments_ = store.size();
@@ -119,21 +145,19 @@ bool SpillWriter::encode_new(const SegmentStore& store) noexcept {
 
 void SpillWriter::append_new(const SegmentStore& store, std::uint64_t now_tick) noexcept {
   last_flush_tick_ = now_tick;
-  if (!encode_new(store) || !write_all(block_.data(), block_.size())) fail(std::strerror(errno));
+  if (!encode_new(store) || (block_bytes_ > 0 && !write_all(block_.get(), block_bytes_))) fail(std::strerror(errno));
 }
 
 void SpillWriter::finish(const SegmentStore& store, SpillEnd reason) noexcept {
   if (fd_ < 0) return;
-  bool written = encode_new(store);
+  bool written = encode_new(store) && reserve_block(block_bytes_ + kSpillEndBytes);
   if (written) {
-    try {
-      append_spill_end(block_, spilled_segments_, reason);
-    } catch (const std::bad_alloc&) {
-      errno = ENOMEM;
-      written = false;
-    }
+    write_spill_end(block_.get() + block_bytes_, spilled_segments_, reason);
+    block_bytes_ += kSpillEndBytes;
+  } else {
+    errno = ENOMEM;
   }
-  if (!written || !write_all(block_.data(), block_.size())) {
+  if (!written || !write_all(block_.get(), block_bytes_)) {
     fail(std::strerror(errno));
     return;
   }

@@ -46,7 +46,8 @@ class SpillWriter {
 
  private:
   void append_new(const SegmentStore& store, std::uint64_t now_tick) noexcept;
-  // Encodes the store's segments and kinds not yet written into block_.
+  // Encodes the store's segments and kinds not yet written into block_,
+  // leaving room for an end block.
   bool encode_new(const SegmentStore& store) noexcept;
   bool write_all(const void* data, std::size_t bytes) noexcept;
   void fail(const std::string& what) noexcept;
@@ -55,9 +56,12 @@ class SpillWriter {
   int fd_ = -1;
   std::filesystem::path stem_;
   std::filesystem::path path_;
-  std::vector<char> block_;
+  // Room for the block being encoded, never zero-filled; block_bytes_ of it used.
+  bool reserve_block(std::size_t bytes) noexcept;
+  std::unique_ptr<char[]> block_;
+  std::size_t block_capacity_ = 0;
+  std::size_t block_bytes_ = 0;
   std::vector<SpillKindRecord> new_kinds_;
-  std::vector<SpillSegmentRecord> new_segments_;
   std::size_t spilled_segments_ = 0;
   std::size_t spilled_kinds_ = 0;
   std::uint64_t interval_ticks_ = 0;

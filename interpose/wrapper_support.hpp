@@ -6,7 +6,10 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
+#include <array>
+#include <atomic>
 #include <cstdint>
+#include <type_traits>
 
 #include "call_ids.hpp"
 #include "runtime.hpp"
@@ -17,10 +20,51 @@ namespace tremor::interpose {
 // the MPI library): Tremor defines both MPI_X and PMPI_X.
 inline void* next_mpi_symbol(const char* name) noexcept { return dlsym(RTLD_NEXT, name); }
 
-std::uint64_t type_bytes(long long count, MPI_Datatype datatype) noexcept;
+// MPICH handles are ints, Open MPI handles are pointers.
+template <typename Handle>
+std::uintptr_t handle_key(Handle handle) noexcept {
+  if constexpr (std::is_pointer_v<Handle>) {
+    return reinterpret_cast<std::uintptr_t>(handle);
+  } else {
+    return static_cast<std::uintptr_t>(static_cast<std::make_unsigned_t<Handle>>(handle));
+  }
+}
+
+// Type sizes, cached per thread (PMPI_Type_size was half of a send's added
+// instructions). A handle's size is fixed from its creation to its
+// MPI_Type_free, after which the handle may be reused: every free moves the
+// generation on and so retires every thread's entries. The hit is inline.
+struct TypeSizeEntry {
+  std::uintptr_t key;
+  std::uint64_t generation;
+  std::uint64_t size;
+};
+inline constexpr unsigned kTypeSizeSlotBits = 4;
+extern std::atomic<std::uint64_t> g_type_generation;  // starts at 1: empty entries never match
+extern constinit thread_local std::array<TypeSizeEntry, 1U << kTypeSizeSlotBits> t_type_sizes
+    __attribute__((tls_model("initial-exec")));
+// The miss: PMPI_Type_size, remembered in the entry; 0 for MPI_DATATYPE_NULL
+// or a type MPI refuses (never cached).
+std::uint64_t type_size_miss(MPI_Datatype datatype, TypeSizeEntry& entry, std::uint64_t generation) noexcept;
+inline std::uint64_t type_bytes(long long count, MPI_Datatype datatype) noexcept {
+  if (count <= 0) return 0;
+  const std::uintptr_t key = handle_key(datatype);
+  const std::uint64_t generation = g_type_generation.load(std::memory_order_acquire);
+  // Fibonacci hashing spreads both MPICH's small ints and Open MPI's pointers.
+  TypeSizeEntry& entry =
+      t_type_sizes[(static_cast<std::uint64_t>(key) * 0x9E3779B97F4A7C15ULL) >> (64 - kTypeSizeSlotBits)];
+  const std::uint64_t size =
+      entry.key == key && entry.generation == generation ? entry.size : type_size_miss(datatype, entry, generation);
+  return static_cast<std::uint64_t>(count) * size;
+}
 // At MPI_Type_free: the handle may be reused for a type of another size.
 void forget_type_sizes() noexcept;
-std::uint64_t received_bytes(const MPI_Status* status, MPI_Datatype datatype) noexcept;
+// Exactly what arrived: the status's element count times the type's size.
+inline std::uint64_t received_bytes(const MPI_Status* status, MPI_Datatype datatype) noexcept {
+  int count = 0;
+  if (PMPI_Get_count(status, datatype, &count) != MPI_SUCCESS || count == MPI_UNDEFINED) return 0;
+  return type_bytes(count, datatype);
+}
 long long sum_counts(const int counts[], int n) noexcept;
 std::uint64_t typed_sum(const int counts[], const MPI_Datatype types[], int n) noexcept;
 // Remote group size for intercommunicators, local size otherwise.
@@ -32,7 +76,8 @@ inline bool in_place(const void* buffer) noexcept { return buffer == MPI_IN_PLAC
 // True when a collective on comm closes a segment: an intracommunicator whose
 // group is all of MPI_COMM_WORLD. Cached per handle; the entry is dropped at
 // MPI_Comm_free/MPI_Comm_disconnect so a reused handle is decided afresh.
-bool spans_world(MPI_Comm comm) noexcept;
+bool spans_other_world(MPI_Comm comm) noexcept;
+inline bool spans_world(MPI_Comm comm) noexcept { return comm == MPI_COMM_WORLD || spans_other_world(comm); }
 void forget_communicator(MPI_Comm comm) noexcept;
 
 // Persistent requests: what MPI_Start will start, remembered at *_init.

@@ -9,6 +9,7 @@ packages=(
   libboost-math-dev libspdlog-dev catch2 libcli11-dev nlohmann-json3-dev libbenchmark-dev
   python3 python3-h5py python3-numpy python3-scipy python3-matplotlib
   chromium   # renders the HTML report in the ux tests
+  valgrind   # callgrind: scripts/bench-overhead.sh --callgrind
   elk-lapw   # a real Fortran MPI application (Open MPI): coverage tests, campaigns
   mocassin   # a real Fortran MPI application (MPICH): interference campaign
 )

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <new>
 #include <unordered_map>
 #include <utility>
@@ -25,8 +26,12 @@ std::uint64_t signature_hash(const FeatureVector& features) noexcept {
   return h;
 }
 
-bool SegmentStore::kind_id(const FeatureVector& features, std::uint16_t closing_call, std::uint32_t* id) noexcept {
-  if (!kinds_.empty() && kinds_[last_kind_].closing_call == closing_call && kinds_[last_kind_].features == features) {
+bool SegmentStore::new_kind_id(const FeatureVector& features, std::uint16_t closing_call, std::uint32_t* id) noexcept {
+  // A loop that alternates two kinds (a file written every n-th iteration)
+  // finds the other one here, without hashing.
+  if (!kinds_.empty() && kinds_[previous_kind_].closing_call == closing_call &&
+      kinds_[previous_kind_].features == features) {
+    std::swap(last_kind_, previous_kind_);
     *id = last_kind_;
     return true;
   }
@@ -41,11 +46,21 @@ bool SegmentStore::kind_id(const FeatureVector& features, std::uint16_t closing_
         throw;
       }
     }
+    previous_kind_ = last_kind_;
     last_kind_ = it->second;
     *id = last_kind_;
     return true;
   } catch (const std::bad_alloc&) {
     return false;
+  }
+}
+
+void SegmentStore::count_non_finite(QuantizedValues& values) noexcept {
+  for (double& value : values) {
+    if (!std::isfinite(value)) {
+      value = 0.0;  // its code is 0 either way
+      ++non_finite_;
+    }
   }
 }
 
@@ -57,22 +72,34 @@ bool SegmentStore::append(const QuantizedValues& values, const FeatureVector& fe
     return scales;
   }();
   // Reserve everything first so a failed allocation leaves no partial segment.
-  std::uint32_t kind = 0;
-  if (!records_.reserve_next() || !kind_id(features, closing_call, &kind) ||
-      (kind >= kWideKind && !wide_kinds_.reserve_next())) {
+  // Consecutive segments usually share their kind: compared before hashing.
+  std::uint32_t kind = last_kind_;
+  const bool same_kind =
+      !kinds_.empty() && kinds_[kind].closing_call == closing_call && kinds_[kind].features == features;
+  if (!records_.reserve_next() || (!same_kind && !new_kind_id(features, closing_call, &kind)) ||
+      (kind >= kWideKind && !wide_kinds_.reserve_next())) [[unlikely]] {
     ++dropped_;
     return false;
   }
+  QuantizedValues finite = values;
+  // x * 0 is 0 for every finite x and NaN otherwise: one test for all six,
+  // two at a time.
+  static_assert(kQuantizedCount == 6);
+  using Pair = double __attribute__((vector_size(16)));
+  Pair pairs[3];
+  std::memcpy(pairs, finite.data(), sizeof pairs);
+  const Pair probe = pairs[0] * 0.0 + pairs[1] * 0.0 + pairs[2] * 0.0;
+  if (probe[0] + probe[1] != 0.0) [[unlikely]]
+    count_non_finite(finite);  // non-finite values count as 0, in the codes and the totals
   Record record;
+#pragma GCC unroll 6  // each metric's scale becomes a constant
   for (std::size_t m = 0; m < kQuantizedCount; ++m) {
-    const double value = values[m];
-    const bool finite = std::isfinite(value);
-    non_finite_ += !finite;
-    record.codes[m] = encode_value(value, kScales[m]);
-    raw_totals_[m] += finite ? value : 0.0;  // non-finite values count as 0, as in the codes
+    record.codes[m] = encode_value(finite[m], kScales[m]);
+    raw_totals_[m] += finite[m];
   }
   record.kind = static_cast<std::uint16_t>(std::min(kind, kWideKind));
-  if (kind >= kWideKind) wide_kinds_.push_reserved({records_.size(), kind});
+  if (kind >= kWideKind) [[unlikely]]
+    wide_kinds_.push_reserved({records_.size(), kind});
   records_.push_reserved(record);
   return true;
 }
@@ -120,9 +147,7 @@ FinalizedSegments SegmentStore::finalize() {
   return out;
 }
 
-std::uint32_t SegmentStore::kind_of(std::size_t segment) const noexcept {
-  const Record& record = records_[segment];
-  if (record.kind != kWideKind) return record.kind;
+std::uint32_t SegmentStore::wide_kind_of(std::size_t segment) const noexcept {
   std::size_t low = 0, high = wide_kinds_.size();  // the entry of this segment, by binary search
   while (high - low > 1) {
     const std::size_t middle = (low + high) / 2;

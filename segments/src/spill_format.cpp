@@ -147,31 +147,45 @@ std::uint64_t spill_block_checksum(const SpillBlockHeader& header, std::span<con
   return finish_hash(head ^ (checksum_of(records.data(), records.size()) * kMultiplier));
 }
 
-void append_spill_block(std::vector<char>& out, std::uint64_t first_segment, std::span<const SpillKindRecord> kinds,
-                        std::span<const SpillSegmentRecord> segments) {
+char* begin_spill_block(char* block, std::span<const SpillKindRecord> kinds) noexcept {
+  char* records = block + sizeof(SpillBlockHeader);
+  if (!kinds.empty()) std::memcpy(records, kinds.data(), kinds.size_bytes());
+  return records + kinds.size_bytes();
+}
+
+void seal_spill_block(char* block, std::uint64_t first_segment, std::size_t kinds, std::size_t segments) noexcept {
   SpillBlockHeader header;
   header.tag = SpillBlockHeader::kBlockTag;
   header.first_segment = first_segment;
-  header.segments = static_cast<std::uint32_t>(segments.size());
-  header.kinds = static_cast<std::uint32_t>(kinds.size());
-  const std::size_t start = out.size();
-  const std::size_t kind_bytes = kinds.size_bytes();
-  out.resize(start + sizeof header + kind_bytes + segments.size_bytes());
-  char* records = out.data() + start + sizeof header;
-  if (kind_bytes > 0) std::memcpy(records, kinds.data(), kind_bytes);
-  if (!segments.empty()) std::memcpy(records + kind_bytes, segments.data(), segments.size_bytes());
-  header.checksum = spill_block_checksum(header, std::span<const char>(records, kind_bytes + segments.size_bytes()));
-  std::memcpy(out.data() + start, &header, sizeof header);
+  header.segments = static_cast<std::uint32_t>(segments);
+  header.kinds = static_cast<std::uint32_t>(kinds);
+  const std::size_t record_bytes = spill_block_bytes(kinds, segments) - sizeof header;
+  header.checksum = spill_block_checksum(header, std::span<const char>(block + sizeof header, record_bytes));
+  std::memcpy(block, &header, sizeof header);
 }
 
-void append_spill_end(std::vector<char>& out, std::uint64_t segment_count, SpillEnd reason) {
+void write_spill_end(char* out, std::uint64_t segment_count, SpillEnd reason) noexcept {
   SpillBlockHeader header;
   header.tag = SpillBlockHeader::kEndTag;
   header.end_reason = static_cast<std::uint16_t>(reason);
   header.first_segment = segment_count;
   header.checksum = spill_block_checksum(header, {});
-  const auto* bytes = reinterpret_cast<const char*>(&header);
-  out.insert(out.end(), bytes, bytes + sizeof header);
+  std::memcpy(out, &header, sizeof header);
+}
+
+void append_spill_block(std::vector<char>& out, std::uint64_t first_segment, std::span<const SpillKindRecord> kinds,
+                        std::span<const SpillSegmentRecord> segments) {
+  const std::size_t start = out.size();
+  out.resize(start + spill_block_bytes(kinds.size(), segments.size()));
+  char* records = begin_spill_block(out.data() + start, kinds);
+  if (!segments.empty()) std::memcpy(records, segments.data(), segments.size_bytes());
+  seal_spill_block(out.data() + start, first_segment, kinds.size(), segments.size());
+}
+
+void append_spill_end(std::vector<char>& out, std::uint64_t segment_count, SpillEnd reason) {
+  const std::size_t start = out.size();
+  out.resize(start + kSpillEndBytes);
+  write_spill_end(out.data() + start, segment_count, reason);
 }
 
 std::vector<char> encode_spill_header(const SpillHeader& h) {

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
 #include <random>
 
 #include "tremor/segment_store.hpp"
@@ -113,4 +115,29 @@ TEST_CASE("SegmentStore widens its kind ids past 65535 kinds and keeps every seg
     wrong += result.closing_call[s] != s % 3;
   }
   CHECK(wrong == 0);
+}
+
+TEST_CASE("SegmentStore codes every value as encode_value does, non-finite ones as 0", "[store]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> probes{0.0,  -0.0,   1e-12,  0.93e-9, 0.94e-9, 1e-9,   2.5e-6, 1.0,
+                                   3.0,  2047.0, 2048.0, 2049.0,  1e9,     4.5e18, 9.3e18, 1e300,
+                                   -1.0, -1e300, 5e-324, 1.7e308, inf,     -inf,   nan};
+  SegmentStore store;
+  std::size_t segment = 0;
+  std::size_t non_finite = 0;
+  for (double probe : probes) {
+    for (std::size_t m = 0; m < kQuantizedCount; ++m) {
+      QuantizedValues values{};
+      values[m] = probe;
+      REQUIRE(store.append(values, FeatureVector{}, 1));
+      const auto scale = tremor::code_scale(static_cast<tremor::Quantized>(m));
+      const std::uint16_t expected = std::isfinite(probe) ? tremor::encode_value(probe, scale) : 0;
+      CHECK(store.codes(segment)[m] == expected);
+      non_finite += !std::isfinite(probe);
+      ++segment;
+    }
+  }
+  const tremor::FinalizedSegments out = store.finalize();
+  CHECK(out.non_finite_values == non_finite);
 }

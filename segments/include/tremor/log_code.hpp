@@ -37,10 +37,11 @@ inline std::uint16_t encode_value(double value, CodeScale scale) noexcept {
   const double units = scale == CodeScale::seconds ? value * kUnitsPerSecond : value;
   if (!(units >= 1.0)) return 0;  // also NaN
   if (!(units < 0x1p63)) return std::isfinite(value) ? kMaxCode : 0;
+  // 1 + (e << 10 | m) in one step: for 1 <= units < 2^63 the bits above the
+  // fraction's first 10 are the biased exponent (sign 0), then m.
+  constexpr std::uint64_t kBiasedOne = std::uint64_t{1023} << kCodeFractionBits;  // exponent 0, fraction 0
   const auto bits = std::bit_cast<std::uint64_t>(units);
-  const auto exponent = static_cast<std::uint32_t>(bits >> 52) - 1023u;
-  const auto fraction = static_cast<std::uint32_t>(bits >> (52 - kCodeFractionBits)) & 1023u;
-  return static_cast<std::uint16_t>(1u + ((exponent << kCodeFractionBits) | fraction));
+  return static_cast<std::uint16_t>((bits >> (52 - kCodeFractionBits)) - kBiasedOne + 1);
 }
 
 // The code's value: the centre of its interval, or for counts below 2048 the

@@ -54,7 +54,10 @@ class SegmentStore {
   const std::array<std::uint16_t, kQuantizedCount>& codes(std::size_t segment) const noexcept {
     return records_[segment].codes;
   }
-  std::uint32_t kind_of(std::size_t segment) const noexcept;
+  std::uint32_t kind_of(std::size_t segment) const noexcept {
+    const std::uint16_t kind = records_[segment].kind;
+    return kind != kWideKind ? kind : wide_kind_of(segment);
+  }
 
  private:
   // One segment: the metrics' codes and the id of its kind, 14 bytes.
@@ -81,8 +84,12 @@ class SegmentStore {
       return static_cast<std::size_t>(signature_hash(kind.features) ^ kind.closing_call);
     }
   };
-  // The id of the segment's kind, adding it if new; false if memory ran out.
-  bool kind_id(const FeatureVector& features, std::uint16_t closing_call, std::uint32_t* id) noexcept;
+  std::uint32_t wide_kind_of(std::size_t segment) const noexcept;
+  // The id of a kind other than the last one, adding it if new; false if
+  // memory ran out.
+  bool new_kind_id(const FeatureVector& features, std::uint16_t closing_call, std::uint32_t* id) noexcept;
+  // Counts the values that are not finite and sets them to 0.
+  void count_non_finite(QuantizedValues& values) noexcept;
 
   ChunkedArray<Record> records_;
   ChunkedArray<WideKind> wide_kinds_;
@@ -90,6 +97,7 @@ class SegmentStore {
   std::vector<Kind> kinds_;
   // Consecutive segments usually share their kind: compared before hashing.
   std::uint32_t last_kind_ = 0;
+  std::uint32_t previous_kind_ = 0;  // the last kind before last_kind_
   // Plain sums: over 1e9 segments their rounding (< 1e-7 relative) stays far
   // below the codes' 1/2048, which is what the totals are there to check.
   QuantizedValues raw_totals_{};

@@ -82,6 +82,19 @@ void append_spill_block(std::vector<char>& out, std::uint64_t first_segment, std
                         std::span<const SpillSegmentRecord> segments);
 void append_spill_end(std::vector<char>& out, std::uint64_t segment_count, SpillEnd reason);
 
+// The same written in place, without copying the records (the profiler's
+// path): a block takes spill_block_bytes; begin_spill_block writes the kinds
+// and returns where the caller writes the segment records, then
+// seal_spill_block writes the header. write_spill_end writes the
+// kSpillEndBytes of the end block.
+inline constexpr std::size_t kSpillEndBytes = sizeof(SpillBlockHeader);
+constexpr std::size_t spill_block_bytes(std::size_t kinds, std::size_t segments) noexcept {
+  return sizeof(SpillBlockHeader) + kinds * sizeof(SpillKindRecord) + segments * sizeof(SpillSegmentRecord);
+}
+char* begin_spill_block(char* block, std::span<const SpillKindRecord> kinds) noexcept;
+void seal_spill_block(char* block, std::uint64_t first_segment, std::size_t kinds, std::size_t segments) noexcept;
+void write_spill_end(char* out, std::uint64_t segment_count, SpillEnd reason) noexcept;
+
 // One recovered segment, its values decoded from their log codes.
 struct SpilledSegment {
   std::uint64_t sequence = 0;
