@@ -74,11 +74,12 @@ std::string partial_reason_text(const std::string& code) {
   return "reason: unknown, killed by a signal or the walltime";
 }
 
-// What was measured directly rather than inferred, when it weighs on the run:
-// ranks that waited for a CPU (run queue), and the measured excesses.
+// What was measured directly rather than inferred, when it weighs on the run
+// (at least 2 % of it): ranks that waited for a CPU (run queue), and the
+// measured excesses.
 void measured_line(std::ostringstream& out, const RunData& run, const RunAnalysis& analysis) {
   const double measured = analysis.off_cpu_excess_s + analysis.boundary_excess_s;
-  if (!(measured > 0.005 * analysis.run_time_s)) return;
+  if (!(measured > 0.02 * analysis.run_time_s)) return;
   std::string text = "Measured: ";
   if (analysis.waiting_ranks > 0) {
     double waited = 0.0;
