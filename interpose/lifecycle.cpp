@@ -17,12 +17,17 @@ using InitThreadFn = int (*)(int*, char***, int, int*);
 using FinalizeFn = int (*)();
 using AbortFn = int (*)(MPI_Comm, int);
 
+// After a successful PMPI_Init(_thread): the run-queue baseline, then the recorder.
+void begin_recording() {
+  note_run_queue_delay_at_init();
+  Recorder::instance().start();
+}
+
 int start_after_init(int* argc, char*** argv) {
   static const auto real = reinterpret_cast<InitFn>(next_mpi_symbol("PMPI_Init"));
   if (!real) return MPI_ERR_INTERN;
   const int rc = real(argc, argv);
-  if (rc == MPI_SUCCESS) note_run_queue_delay_at_init();
-  if (rc == MPI_SUCCESS) Recorder::instance().start();
+  if (rc == MPI_SUCCESS) begin_recording();
   return rc;
 }
 
@@ -30,8 +35,7 @@ int start_after_init_thread(int* argc, char*** argv, int required, int* provided
   static const auto real = reinterpret_cast<InitThreadFn>(next_mpi_symbol("PMPI_Init_thread"));
   if (!real) return MPI_ERR_INTERN;
   const int rc = real(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS) note_run_queue_delay_at_init();
-  if (rc == MPI_SUCCESS) Recorder::instance().start();
+  if (rc == MPI_SUCCESS) begin_recording();
   return rc;
 }
 

@@ -39,7 +39,7 @@ MeasuredDelayGroup measured_excess(std::span<const double> cells, std::size_t ra
       std::min(options.threshold_cap_s, group.clean_level_s + options.jitter_in_spreads * group.clean_spread_s);
   group.threshold_s = threshold;
   // Time spent runnable without a CPU is never the application's own sleep.
-  const double waiting_threshold = std::min(threshold, options.jitter_in_spreads * options.minimum_spread_s);
+  const double waiting_threshold = std::min(threshold, waiting_threshold_s(options));
   group.excess_s.assign(segments, 0.0);
   for (std::size_t r = 0; r < ranks; ++r) {
     const bool waiting = r < waiting_rows.size() && waiting_rows[r] != 0;
@@ -50,6 +50,10 @@ MeasuredDelayGroup measured_excess(std::span<const double> cells, std::size_t ra
   }
   for (const double excess : group.excess_s) group.total_excess_s += excess;
   return group;
+}
+
+double waiting_threshold_s(const MeasuredDelayOptions& options) {
+  return options.jitter_in_spreads * options.minimum_spread_s;
 }
 
 bool off_cpu_mostly_waiting(double run_queue_delay_s, double off_cpu_total_s, double waiting_share) {

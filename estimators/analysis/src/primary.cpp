@@ -31,8 +31,8 @@ constexpr double kMostDelayedLowQuantile = 0.02;
 constexpr std::size_t kMinMembersForWarmUp = 3;
 
 struct PrimaryGroup {
-  std::size_t parent = 0;  // index into RunAnalysis::groups
-  std::vector<std::size_t> members;  // those the intrinsic estimator models
+  std::size_t parent = 0;              // index into RunAnalysis::groups
+  std::vector<std::size_t> members;    // those the intrinsic estimator models
   std::optional<std::size_t> warm_up;  // the group's first segment, set apart
 
   // Every segment of the group, the warm-up one included (measured delays).
@@ -115,26 +115,35 @@ double off_cpu_cell(const RunData& run, std::size_t row, std::size_t segment) {
   return bin < bins.size() ? bins[bin].rep() : 0.0;
 }
 
-// Whether the job has more ranks on the node than the node has CPUs: its
-// ranks then take turns on them, and their run-queue delay is the job's own.
-bool node_oversubscribed(const RunData& run, std::int32_t node) {
-  const auto ranks = std::count_if(run.ranks.begin(), run.ranks.end(),
-                                   [node](const RankInfo& info) { return info.node_id == node; });
-  if (node < 0 || static_cast<std::size_t>(node) >= run.environment.nodes.size()) return false;
-  const std::string& cpus = run.environment.nodes[static_cast<std::size_t>(node)].fact("cpu_count");
-  char* end = nullptr;
-  const long count = std::strtol(cpus.c_str(), &end, 10);
-  return end != cpus.c_str() && count > 0 && ranks > count;
+// Per node: whether the job has more ranks on it than it has CPUs: its ranks
+// then take turns on them, and their run-queue delay is the job's own.
+std::vector<std::uint8_t> oversubscribed_nodes(const RunData& run) {
+  std::vector<std::uint8_t> oversubscribed(run.environment.nodes.size(), 0);
+  std::vector<long> ranks(oversubscribed.size(), 0);
+  for (const RankInfo& info : run.ranks) {
+    if (info.node_id >= 0 && static_cast<std::size_t>(info.node_id) < ranks.size())
+      ++ranks[static_cast<std::size_t>(info.node_id)];
+  }
+  for (std::size_t node = 0; node < oversubscribed.size(); ++node) {
+    const std::string& cpus = run.environment.nodes[node].fact("cpu_count");
+    char* end = nullptr;
+    const long count = std::strtol(cpus.c_str(), &end, 10);
+    oversubscribed[node] = end != cpus.c_str() && count > 0 && ranks[node] > count;
+  }
+  return oversubscribed;
 }
 
 // Per detail rank: whether its off-CPU time was mostly spent runnable, waiting
 // for a CPU (its run-queue delay over the run against its summed off-CPU
 // time), on a node the job does not oversubscribe itself.
 std::vector<std::uint8_t> waiting_rows(const RunData& run) {
+  const std::vector<std::uint8_t> oversubscribed = oversubscribed_nodes(run);
   std::vector<std::uint8_t> waiting(run.detail.ranks.size(), 0);
   for (std::size_t r = 0; r < waiting.size(); ++r) {
     const auto rank = static_cast<std::size_t>(run.detail.ranks[r]);
-    if (rank >= run.ranks.size() || node_oversubscribed(run, run.ranks[rank].node_id)) continue;
+    if (rank >= run.ranks.size()) continue;
+    const auto node = static_cast<std::size_t>(run.ranks[rank].node_id);
+    if (node < oversubscribed.size() && oversubscribed[node]) continue;
     double off_cpu = 0.0;
     for (std::size_t s = 0; s < run.detail.segments; ++s) off_cpu += off_cpu_cell(run, r, s);
     waiting[r] = est::off_cpu_mostly_waiting(run.ranks[rank].run_queue_delay_s, off_cpu) ? 1 : 0;
@@ -143,21 +152,17 @@ std::vector<std::uint8_t> waiting_rows(const RunData& run) {
 }
 
 // Per member of the group: the worst detail rank's off-CPU excess.
-est::MeasuredDelayGroup off_cpu_excess(const RunData& run, const PrimaryGroup& group,
+est::MeasuredDelayGroup off_cpu_excess(const RunData& run, std::span<const std::size_t> members,
                                        std::span<const std::uint8_t> waiting) {
   const std::size_t rows = run.detail.ranks.size();
-  const std::size_t n = group.members.size();
+  const std::size_t n = members.size();
   std::vector<double> cells(rows * n, 0.0);
   for (std::size_t r = 0; r < rows; ++r) {
-    for (std::size_t j = 0; j < n; ++j) cells[r * n + j] = off_cpu_cell(run, r, group.members[j]);
+    for (std::size_t j = 0; j < n; ++j) cells[r * n + j] = off_cpu_cell(run, r, members[j]);
   }
   return est::measured_excess(cells, rows, n, {}, waiting);
 }
 
-// Per member: the least wait in the closing collective above its clean latency.
-// When most segments were delayed (the durations spread far more than their
-// work), the clean latency is read from the lowest 2-8 % of the group, as the
-// intrinsic estimator reads its clean spread; otherwise from 5-25 %.
 double late_wait(const RunData& run, std::size_t segment) {
   return segment < run.segments.late_wait_s.size() ? run.segments.late_wait_s[segment] : 0.0;
 }
@@ -181,7 +186,8 @@ est::MeasuredDelayOptions most_delayed_options() {
 std::map<std::int32_t, double> pooled_latency_thresholds(const RunData& run, const std::vector<PrimaryGroup>& groups) {
   std::map<std::int32_t, std::vector<double>> by_call;
   for (const PrimaryGroup& group : groups) {
-    for (const std::size_t segment : group.all_members()) by_call[closing_call(run, segment)].push_back(late_wait(run, segment));
+    for (const std::size_t segment : group.all_members())
+      by_call[closing_call(run, segment)].push_back(late_wait(run, segment));
   }
   std::map<std::int32_t, double> thresholds;
   for (const auto& [call, cells] : by_call) {
@@ -195,11 +201,11 @@ std::map<std::int32_t, double> pooled_latency_thresholds(const RunData& run, con
 // work), the clean latency is read from the lowest 2-8 % of the group, as the
 // intrinsic estimator reads its clean spread, and is at most the one pooled
 // over all groups closing with the same call; otherwise from 5-25 % of the group.
-est::MeasuredDelayGroup boundary_excess(const RunData& run, const PrimaryGroup& group, bool most_delayed,
+est::MeasuredDelayGroup boundary_excess(const RunData& run, std::span<const std::size_t> members, bool most_delayed,
                                         std::optional<double> pooled_threshold) {
   std::vector<double> cells;
-  cells.reserve(group.members.size());
-  for (const std::size_t segment : group.members) cells.push_back(late_wait(run, segment));
+  cells.reserve(members.size());
+  for (const std::size_t segment : members) cells.push_back(late_wait(run, segment));
   est::MeasuredDelayOptions options;
   if (most_delayed) options = most_delayed_options();
   if (most_delayed && pooled_threshold) options.threshold_cap_s = *pooled_threshold;
@@ -212,52 +218,47 @@ est::MeasuredDelayGroup boundary_excess(const RunData& run, const PrimaryGroup& 
 double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& groups, RunAnalysis& analysis,
                        std::vector<std::uint8_t>& interfered) {
   double added = 0.0;
+  auto charge = [&](std::size_t segment, double measured) {
+    measured = std::min(measured, run.segments.duration_s[segment]);
+    if (measured > analysis.segment_lost_s[segment]) {
+      added += measured - analysis.segment_lost_s[segment];
+      analysis.segment_lost_s[segment] = measured;
+      interfered[segment] = 1;
+    }
+  };
   const std::map<std::int32_t, double> pooled =
       analysis.most_segments_delayed ? pooled_latency_thresholds(run, groups) : std::map<std::int32_t, double>{};
-  const std::vector<std::uint8_t> waiting =
-      analysis.off_cpu_measured ? waiting_rows(run) : std::vector<std::uint8_t>{};
+  const std::vector<std::uint8_t> waiting = analysis.off_cpu_measured ? waiting_rows(run) : std::vector<std::uint8_t>{};
   analysis.waiting_ranks = static_cast<std::size_t>(std::count(waiting.begin(), waiting.end(), 1));
-  for (const PrimaryGroup& modelled : groups) {
-    const PrimaryGroup group{modelled.parent, modelled.all_members(), std::nullopt};
+  for (const PrimaryGroup& group : groups) {
+    const std::vector<std::size_t> members = group.all_members();
     std::optional<double> pooled_threshold;
-    if (const auto found = pooled.find(closing_call(run, group.members.front())); found != pooled.end())
+    if (const auto found = pooled.find(closing_call(run, members.front())); found != pooled.end())
       pooled_threshold = found->second;
     const est::MeasuredDelayGroup off_cpu =
-        analysis.off_cpu_measured ? off_cpu_excess(run, group, waiting) : est::MeasuredDelayGroup{};
+        analysis.off_cpu_measured ? off_cpu_excess(run, members, waiting) : est::MeasuredDelayGroup{};
     const est::MeasuredDelayGroup boundary =
-        boundary_excess(run, group, analysis.most_segments_delayed, pooled_threshold);
+        boundary_excess(run, members, analysis.most_segments_delayed, pooled_threshold);
     analysis.off_cpu_excess_s += off_cpu.total_excess_s;
     analysis.boundary_excess_s += boundary.total_excess_s;
-    for (std::size_t j = 0; j < group.members.size(); ++j) {
-      const std::size_t segment = group.members[j];
+    for (std::size_t j = 0; j < members.size(); ++j) {
       const double off = off_cpu.excess_s.empty() ? 0.0 : off_cpu.excess_s[j];
       const double late = boundary.excess_s.empty() ? 0.0 : boundary.excess_s[j];
-      const double measured = std::min(off + late, run.segments.duration_s[segment]);
-      if (measured > analysis.segment_lost_s[segment]) {
-        added += measured - analysis.segment_lost_s[segment];
-        analysis.segment_lost_s[segment] = measured;
-        interfered[segment] = 1;
-      }
+      charge(members[j], off + late);
     }
   }
   // Segments in no usable group have no clean level of their own; the time a
   // rank spent waiting for a CPU needs none.
-  if (analysis.waiting_ranks > 0) {
-    const std::size_t rows = waiting.size();
-    const std::vector<std::uint8_t> all_waiting(rows, 1);
-    std::vector<double> cells(rows, 0.0);
-    for (std::size_t segment = 0; segment < analysis.segment_count; ++segment) {
-      if (analysis.segment_primary_group[segment] >= 0) continue;
-      for (std::size_t r = 0; r < rows; ++r) cells[r] = waiting[r] ? off_cpu_cell(run, r, segment) : 0.0;
-      const est::MeasuredDelayGroup off_cpu = est::measured_excess(cells, rows, 1, {}, all_waiting);
-      const double measured = std::min(off_cpu.total_excess_s, run.segments.duration_s[segment]);
-      analysis.off_cpu_excess_s += off_cpu.total_excess_s;
-      if (measured > analysis.segment_lost_s[segment]) {
-        added += measured - analysis.segment_lost_s[segment];
-        analysis.segment_lost_s[segment] = measured;
-        interfered[segment] = 1;
-      }
+  if (analysis.waiting_ranks == 0) return added;
+  const double threshold = est::waiting_threshold_s(est::MeasuredDelayOptions{});
+  for (std::size_t segment = 0; segment < analysis.segment_count; ++segment) {
+    if (analysis.segment_primary_group[segment] >= 0) continue;
+    double excess = 0.0;
+    for (std::size_t r = 0; r < waiting.size(); ++r) {
+      if (waiting[r]) excess = std::max(excess, off_cpu_cell(run, r, segment) - threshold);
     }
+    analysis.off_cpu_excess_s += excess;
+    charge(segment, excess);
   }
   return added;
 }

@@ -85,15 +85,16 @@ void measured_line(std::ostringstream& out, const RunData& run, const RunAnalysi
     double waited = 0.0;
     for (const std::int32_t rank : run.detail.ranks) {
       const auto r = static_cast<std::size_t>(rank);
-      if (r < run.ranks.size() && std::isfinite(run.ranks[r].run_queue_delay_s)) waited += run.ranks[r].run_queue_delay_s;
+      if (r < run.ranks.size() && std::isfinite(run.ranks[r].run_queue_delay_s))
+        waited += run.ranks[r].run_queue_delay_s;
     }
-    text += format("%zu of %zu detail ranks waited %.3f s in all for a CPU (run queue)%s; ", analysis.waiting_ranks,
-                   run.detail.ranks.size(), waited,
-                   analysis.off_cpu_excess_s > 0.05 * analysis.run_time_s ? ": something else runs on their cores"
-                                                                          : "");
+    text +=
+        format("%zu of %zu detail ranks waited %.3f s in all for a CPU (run queue)%s; ", analysis.waiting_ranks,
+               run.detail.ranks.size(), waited,
+               analysis.off_cpu_excess_s > 0.05 * analysis.run_time_s ? ": something else runs on their cores" : "");
   }
-  text += format("off-CPU excess %.3f s, late collectives %.3f s.", analysis.off_cpu_excess_s,
-                 analysis.boundary_excess_s);
+  text +=
+      format("off-CPU excess %.3f s, late collectives %.3f s.", analysis.off_cpu_excess_s, analysis.boundary_excess_s);
   wrap(out, text);
 }
 

@@ -40,7 +40,7 @@ struct MeasuredDelayOptions {
 struct MeasuredDelayGroup {
   double clean_level_s = 0.0;  ///< expected off-CPU time of a clean cell
   double clean_spread_s = 0.0;
-  double threshold_s = 0.0;  ///< what a cell must exceed to count (rows not waiting)
+  double threshold_s = 0.0;      ///< what a cell must exceed to count (rows not waiting)
   std::vector<double> excess_s;  ///< per segment: the largest excess over its ranks, >= 0
   double total_excess_s = 0.0;
 };
@@ -54,6 +54,9 @@ struct MeasuredDelayGroup {
 MeasuredDelayGroup measured_excess(std::span<const double> cells, std::size_t ranks, std::size_t segments,
                                    const MeasuredDelayOptions& options = {},
                                    std::span<const std::uint8_t> waiting_rows = {});
+
+/// What a cell of a waiting row must exceed: the jitter over the spread floor.
+double waiting_threshold_s(const MeasuredDelayOptions& options);
 
 /// Whether a rank's off-CPU time was mostly spent waiting for a CPU: its
 /// run-queue delay over the run (schedstat) is at least
