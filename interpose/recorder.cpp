@@ -245,6 +245,14 @@ void Recorder::take_new_counts(NewCounts& counts) noexcept {
 void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkReading work_at_entry) noexcept {
   if (!started_ || store_failed_) return;
   std::lock_guard lock(boundary_lock_);
+  ThreadState* const caller = t_state;
+  const bool cputime = counter_.measures_cpu_time();
+  // A short collective busy-polls: its entry reading also opens the next
+  // segment. After a long one the counter is read at once (its busy-wait is
+  // not work), before anything else of the boundary runs.
+  const bool reuse_entry = cputime && caller != nullptr && work_at_entry.valid && end - start < g_long_call_ticks;
+  const WorkReading at_exit = reuse_entry ? work_at_entry : read_work();
+  const std::uint64_t exit_tick = reuse_entry ? start : ticks();
   NewCounts counts;
   take_new_counts(counts);
   const double tick = seconds_per_tick();
@@ -257,8 +265,6 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
   const bool work_known =
       work_at_entry.valid && work_at_segment_start_.valid && work_at_entry.value >= work_at_segment_start_.value;
   double work = work_known ? static_cast<double>(work_at_entry.value - work_at_segment_start_.value) : 0.0;
-  ThreadState* const caller = t_state;
-  const bool cputime = counter_.measures_cpu_time();
   if (cputime && caller != nullptr) {
     // The counter is read at boundaries and at the exit of long calls only
     // (a read costs 0.2-1 us), so the CPU of the segment's other MPI and I/O
@@ -280,7 +286,16 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
     // time (blocking on a file is the I/O's own cost, measured apart).
     const double wall = static_cast<double>(start - work_start_tick_) * tick;
     const double cpu = static_cast<double>(work_at_entry.value - work_at_segment_start_.value) * 1e-9;
-    values[index(Quantized::off_cpu_time)] = std::max(0.0, wall - values[index(Quantized::io_time)] - cpu);
+    double off_cpu = std::max(0.0, wall - values[index(Quantized::io_time)] - cpu);
+    // And inside a long boundary collective: MPI polls while it waits, so time
+    // off the CPU there was slept (a delay inside the call) or taken by
+    // something else. The analysis removes what a rank spent waiting for a
+    // later rank anyway (a library that blocks while it waits).
+    if (!reuse_entry && at_exit.valid && at_exit.value >= work_at_entry.value) {
+      const double inside_wall = static_cast<double>(exit_tick - start) * tick;
+      off_cpu += std::max(0.0, inside_wall - static_cast<double>(at_exit.value - work_at_entry.value) * 1e-9);
+    }
+    values[index(Quantized::off_cpu_time)] = off_cpu;
   }
 
   if (!store_->append(values, counts.features, static_cast<std::uint16_t>(call))) {
@@ -291,20 +306,17 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
   }
   segment_start_tick_ = end;
   current_segment_.store(current_segment_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  if (cputime && caller != nullptr && work_at_entry.valid && end - start < g_long_call_ticks) {
-    // A short collective busy-polls: its wall time is CPU time, taken out of
-    // the next segment like a short call's, and the entry reading serves as
-    // the next segment's start (one counter read per boundary).
-    work_at_segment_start_ = work_at_entry;
-    work_start_tick_ = start;
+  // One counter read per boundary: the entry's or the exit's opens the next segment.
+  work_at_segment_start_ = at_exit;
+  work_start_tick_ = exit_tick;
+  if (reuse_entry) {
+    // The short collective's wall time is CPU time, taken out of the next
+    // segment like a short call's.
     caller->short_inside_ticks = end - start;
     caller->last_counter = work_at_entry.value;
     caller->last_counter_tick = start;
     return;
   }
-  // Read after the collective returned: its busy-wait is not work.
-  work_at_segment_start_ = read_work();
-  work_start_tick_ = ticks();
   if (caller != nullptr) {
     caller->last_counter = work_at_segment_start_.value;
     caller->last_counter_tick = work_start_tick_;

@@ -41,11 +41,14 @@ MeasuredDelayGroup measured_excess(std::span<const double> cells, std::size_t ra
   // Time spent runnable without a CPU is never the application's own sleep.
   const double waiting_threshold = std::min(threshold, waiting_threshold_s(options));
   group.excess_s.assign(segments, 0.0);
+  const bool any_waiting = std::find(waiting_rows.begin(), waiting_rows.end(), std::uint8_t{1}) != waiting_rows.end();
+  if (any_waiting) group.waiting_sum_s.assign(segments, 0.0);
   for (std::size_t r = 0; r < ranks; ++r) {
     const bool waiting = r < waiting_rows.size() && waiting_rows[r] != 0;
     for (std::size_t s = 0; s < segments; ++s) {
       const double excess = clean_value(cells[r * segments + s]) - (waiting ? waiting_threshold : threshold);
       group.excess_s[s] = std::max(group.excess_s[s], excess);
+      if (waiting) group.waiting_sum_s[s] += std::max(0.0, excess);
     }
   }
   for (const double excess : group.excess_s) group.total_excess_s += excess;

@@ -11,6 +11,12 @@ Kinds:
              4 pp of the injected critical path (the 2 pp target is measured
              by scripts/campaigns/diagnosis_campaign.py on a quiet machine;
              unbound Open MPI ranks here differ by a few pp from run to run)
+  asleep_in_boundary
+             rank 1 sleeps 1 +- 0.2 ms inside every boundary collective
+             (injector behind the profiler): no segment is clean, so only the
+             time off the CPU inside the collective shows it; the primary
+             estimate is within 4 pp of the injected critical path and at
+             least 3/4 of that is measured as rank 1's time off the CPU
   window     every rank, 80 % of collectives delayed 3 ± 0.5 ms between 0.4 s
              and 0.9 s after MPI_Init: an episode matches the window, IoU >= 0.8
   io_only    rank 1, half of its checkpoint writes delayed 25 ± 5 ms: at least
@@ -39,6 +45,9 @@ WINDOW = (0.4, 0.9)
 KINDS = {
     "slow_rank": ("front", {"TREMOR_INJECT_CALLS": "p2p,coll", "TREMOR_INJECT_RANKS": "1",
                             "TREMOR_INJECT_SLOWDOWN": "0.25"}, BASE),
+    "asleep_in_boundary": ("behind", {"TREMOR_INJECT_CALLS": "coll", "TREMOR_INJECT_RANKS": "1",
+                                      "TREMOR_INJECT_PROBABILITY": "1", "TREMOR_INJECT_MEAN_US": "1000",
+                                      "TREMOR_INJECT_SD_US": "200"}, BASE),
     "window": ("behind", {"TREMOR_INJECT_CALLS": "coll", "TREMOR_INJECT_PROBABILITY": "0.8",
                           "TREMOR_INJECT_AFTER_S": str(WINDOW[0]), "TREMOR_INJECT_FOR_S": str(WINDOW[1] - WINDOW[0]),
                           "TREMOR_INJECT_MEAN_US": "3000", "TREMOR_INJECT_SD_US": "500"}, BASE),
@@ -101,6 +110,11 @@ def check_kind(kind, report, truth):
         check(slow[0]["kind"] == "slow", f"rank 1 is slow, not loaded: {slow[0]}")
         check(abs(slow[0]["lost_percent"] - truth) <= SLOW_RANK_TOLERANCE_PP,
               f"rank 1 charged {slow[0]['lost_percent']:.2f} %, injected {truth:.2f} %")
+    elif kind == "asleep_in_boundary":
+        measured = 100.0 * report["primary"]["rank_excess_s"] / report["run_time_s"]
+        check(abs(report["lost_percent"] - truth) <= SLOW_RANK_TOLERANCE_PP,
+              f"{report['lost_percent']:.2f} % lost, injected {truth:.2f} %")
+        check(measured >= 0.75 * truth, f"{measured:.2f} % measured off the CPU, injected {truth:.2f} %")
     elif kind == "window":
         best = max((iou((e["start_s"], e["end_s"]), WINDOW) for e in episodes), default=0.0)
         check(best >= 0.8, f"an episode matches the window {WINDOW} with IoU >= 0.8 (best {best:.2f})")

@@ -5,6 +5,7 @@
 // the intrinsic estimator then charges each segment its posterior expected delay.
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -12,6 +13,7 @@
 #include "tremor/estimators/interference.hpp"
 #include "tremor/estimators/intrinsic.hpp"
 #include "tremor/estimators/measured_delay.hpp"
+#include "measured_cells.hpp"
 
 namespace tremor::analysis::detail {
 namespace {
@@ -101,70 +103,40 @@ std::size_t set_warm_up_apart(std::vector<PrimaryGroup>& groups) {
   return apart;
 }
 
-// Off-CPU time is measured when the work counter reads CPU time, in files that have it.
-bool off_cpu_measured(const RunData& run) {
-  return run.meta.schema_version >= 2 && run.meta.counter_source != "papi" && !run.detail.ranks.empty() &&
-         run.detail.segments == run.segments.size();
-}
-
-// One detail rank's off-CPU time in one segment, s.
-double off_cpu_cell(const RunData& run, std::size_t row, std::size_t segment) {
-  const std::uint16_t bin =
-      run.detail.global_index[tremor::index(Quantized::off_cpu_time)][row * run.detail.segments + segment];
-  const BinTable& bins = run.global_bins[tremor::index(Quantized::off_cpu_time)];
-  return bin < bins.size() ? bins[bin].rep() : 0.0;
-}
-
-// Per node: whether the job has more ranks on it than it has CPUs: its ranks
-// then take turns on them, and their run-queue delay is the job's own.
-std::vector<std::uint8_t> oversubscribed_nodes(const RunData& run) {
-  std::vector<std::uint8_t> oversubscribed(run.environment.nodes.size(), 0);
-  std::vector<long> ranks(oversubscribed.size(), 0);
-  for (const RankInfo& info : run.ranks) {
-    if (info.node_id >= 0 && static_cast<std::size_t>(info.node_id) < ranks.size())
-      ++ranks[static_cast<std::size_t>(info.node_id)];
+// The measured-delay threshold (clean level + jitter) of the whole run, from
+// the cells of grouped segments (every k-th segment beyond 2^17 cells: a
+// level needs no more).
+double run_measured_threshold(const RunData& run, const std::vector<PrimaryGroup>& groups, MeasuredCells& measured) {
+  constexpr std::size_t kMaxCells = std::size_t{1} << 17;
+  std::vector<std::size_t> segments;
+  for (const PrimaryGroup& group : groups) {
+    const std::vector<std::size_t> members = group.all_members();
+    segments.insert(segments.end(), members.begin(), members.end());
   }
-  for (std::size_t node = 0; node < oversubscribed.size(); ++node) {
-    const std::string& cpus = run.environment.nodes[node].fact("cpu_count");
-    char* end = nullptr;
-    const long count = std::strtol(cpus.c_str(), &end, 10);
-    oversubscribed[node] = end != cpus.c_str() && count > 0 && ranks[node] > count;
+  const std::size_t rows = run.detail.ranks.size();
+  if (segments.empty() || rows == 0) return std::numeric_limits<double>::infinity();
+  const std::size_t stride = std::max<std::size_t>(1, segments.size() * rows / kMaxCells);
+  std::vector<double> cells;
+  std::vector<double> column;
+  for (std::size_t j = 0; j < segments.size(); j += stride) {
+    measured.column(segments[j], column, false);
+    cells.insert(cells.end(), column.begin(), column.end());
   }
-  return oversubscribed;
-}
-
-// Per detail rank: whether its off-CPU time was mostly spent runnable, waiting
-// for a CPU (its run-queue delay over the run against its summed off-CPU
-// time), on a node the job does not oversubscribe itself.
-std::vector<std::uint8_t> waiting_rows(const RunData& run) {
-  const std::vector<std::uint8_t> oversubscribed = oversubscribed_nodes(run);
-  std::vector<std::uint8_t> waiting(run.detail.ranks.size(), 0);
-  for (std::size_t r = 0; r < waiting.size(); ++r) {
-    const auto rank = static_cast<std::size_t>(run.detail.ranks[r]);
-    if (rank >= run.ranks.size()) continue;
-    const auto node = static_cast<std::size_t>(run.ranks[rank].node_id);
-    if (node < oversubscribed.size() && oversubscribed[node]) continue;
-    double off_cpu = 0.0;
-    for (std::size_t s = 0; s < run.detail.segments; ++s) off_cpu += off_cpu_cell(run, r, s);
-    waiting[r] = est::off_cpu_mostly_waiting(run.ranks[rank].run_queue_delay_s, off_cpu) ? 1 : 0;
-  }
-  return waiting;
+  return est::measured_excess(cells, 1, cells.size()).threshold_s;
 }
 
 // Per member of the group: the worst detail rank's off-CPU excess.
-est::MeasuredDelayGroup off_cpu_excess(const RunData& run, std::span<const std::size_t> members,
-                                       std::span<const std::uint8_t> waiting) {
+est::MeasuredDelayGroup rank_excess(const RunData& run, std::span<const std::size_t> members,
+                                    std::span<const std::uint8_t> waiting, MeasuredCells& measured) {
   const std::size_t rows = run.detail.ranks.size();
   const std::size_t n = members.size();
   std::vector<double> cells(rows * n, 0.0);
-  for (std::size_t r = 0; r < rows; ++r) {
-    for (std::size_t j = 0; j < n; ++j) cells[r * n + j] = off_cpu_cell(run, r, members[j]);
+  std::vector<double> column;
+  for (std::size_t j = 0; j < n; ++j) {
+    measured.column(members[j], column, false);
+    for (std::size_t r = 0; r < rows; ++r) cells[r * n + j] = column[r];
   }
   return est::measured_excess(cells, rows, n, {}, waiting);
-}
-
-double late_wait(const RunData& run, std::size_t segment) {
-  return segment < run.segments.late_wait_s.size() ? run.segments.late_wait_s[segment] : 0.0;
 }
 
 std::int32_t closing_call(const RunData& run, std::size_t segment) {
@@ -212,9 +184,12 @@ est::MeasuredDelayGroup boundary_excess(const RunData& run, std::span<const std:
   return est::measured_excess(cells, 1, cells.size(), options);
 }
 
-// Each segment is charged at least its measured delay: the off-CPU excess of
-// its worst detail rank plus the collective's excess (two disjoint parts of
-// the segment). Returns the time this adds to the posterior delays.
+// Each segment is charged at least its measured delay: the larger of the
+// excess of its worst detail rank (off the CPU, or slower I/O than a rank
+// that did the same) and the collective's excess. They
+// overlap: a rank off the CPU inside the collective delays every rank's exit,
+// so the least wait holds that time too. Returns the time this adds to the
+// posterior delays.
 double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& groups, RunAnalysis& analysis,
                        std::vector<std::uint8_t>& interfered) {
   double added = 0.0;
@@ -228,36 +203,61 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
   };
   const std::map<std::int32_t, double> pooled =
       analysis.most_segments_delayed ? pooled_latency_thresholds(run, groups) : std::map<std::int32_t, double>{};
-  const std::vector<std::uint8_t> waiting = analysis.off_cpu_measured ? waiting_rows(run) : std::vector<std::uint8_t>{};
+  const std::vector<std::uint8_t> oversubscribed = oversubscribed_rows(run);
+  const std::vector<std::uint8_t> waiting =
+      analysis.off_cpu_measured ? waiting_rows(run, oversubscribed) : std::vector<std::uint8_t>{};
   analysis.waiting_ranks = static_cast<std::size_t>(std::count(waiting.begin(), waiting.end(), 1));
-  for (const PrimaryGroup& group : groups) {
-    const std::vector<std::size_t> members = group.all_members();
+  // Per rank evidence needs every segment of the detail ranks.
+  const bool per_rank = !run.detail.ranks.empty() && run.detail.segments == run.segments.size();
+  MeasuredCells measured(run, waiting);
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const std::vector<std::size_t> members = groups[i].all_members();
+    const double intrinsic = i < analysis.primary_intrinsic_s.size() ? analysis.primary_intrinsic_s[i] : 0.0;
     std::optional<double> pooled_threshold;
     if (const auto found = pooled.find(closing_call(run, members.front())); found != pooled.end())
       pooled_threshold = found->second;
-    const est::MeasuredDelayGroup off_cpu =
-        analysis.off_cpu_measured ? off_cpu_excess(run, members, waiting) : est::MeasuredDelayGroup{};
+    const est::MeasuredDelayGroup ranks =
+        per_rank ? rank_excess(run, members, waiting, measured) : est::MeasuredDelayGroup{};
     const est::MeasuredDelayGroup boundary =
         boundary_excess(run, members, analysis.most_segments_delayed, pooled_threshold);
-    analysis.off_cpu_excess_s += off_cpu.total_excess_s;
+    analysis.rank_excess_s += ranks.total_excess_s;
     analysis.boundary_excess_s += boundary.total_excess_s;
     for (std::size_t j = 0; j < members.size(); ++j) {
-      const double off = off_cpu.excess_s.empty() ? 0.0 : off_cpu.excess_s[j];
+      double rank = ranks.excess_s.empty() ? 0.0 : ranks.excess_s[j];
+      // Ranks descheduled one after another (each holding up the other, as
+      // in a rendezvous) add up along the segment's critical path, up to what
+      // the segment took beyond its intrinsic time.
+      if (!ranks.waiting_sum_s.empty()) {
+        const double beyond = run.segments.duration_s[members[j]] - intrinsic;
+        rank = std::max(rank, std::min(ranks.waiting_sum_s[j], beyond));
+      }
       const double late = boundary.excess_s.empty() ? 0.0 : boundary.excess_s[j];
-      charge(members[j], off + late);
+      analysis.measured_delay_s += std::max(rank, late);
+      charge(members[j], std::max(rank, late));
     }
   }
-  // Segments in no usable group have no clean level of their own; the time a
-  // rank spent waiting for a CPU needs none.
-  if (analysis.waiting_ranks == 0) return added;
-  const double threshold = est::waiting_threshold_s(est::MeasuredDelayOptions{});
+  // Segments in no usable group (the first one, rare phases) have no clean
+  // level of their own: they take the run's, read from the grouped cells; the
+  // time a rank spent waiting for a CPU needs none. Ranks that take turns on
+  // their node's CPUs with the job's own ranks have no such level. Their I/O
+  // is compared with the ranks that did the same I/O: nothing else tells a
+  // slow read of the input apart (in groups the durations do, and a rank's
+  // own recurring slower write is no interference).
+  if (!per_rank) return added;
+  const double run_threshold = run_measured_threshold(run, groups, measured);
+  const double waiting_threshold = est::waiting_threshold_s(est::MeasuredDelayOptions{});
+  std::vector<double> column;
   for (std::size_t segment = 0; segment < analysis.segment_count; ++segment) {
     if (analysis.segment_primary_group[segment] >= 0) continue;
+    analysis.io_peer_excess_s += measured.column(segment, column, true);
     double excess = 0.0;
-    for (std::size_t r = 0; r < waiting.size(); ++r) {
-      if (waiting[r]) excess = std::max(excess, off_cpu_cell(run, r, segment) - threshold);
+    for (std::size_t r = 0; r < column.size(); ++r) {
+      if (oversubscribed[r]) continue;
+      const bool row_waiting = r < waiting.size() && waiting[r];
+      excess = std::max(excess, column[r] - (row_waiting ? waiting_threshold : run_threshold));
     }
-    analysis.off_cpu_excess_s += excess;
+    analysis.rank_excess_s += excess;
+    analysis.measured_delay_s += excess;
     charge(segment, excess);
   }
   return added;

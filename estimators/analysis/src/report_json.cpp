@@ -187,9 +187,11 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
                             {"unexplained_spread_ratio", number(analysis.unexplained_spread_ratio)},
                             {"most_segments_delayed", analysis.most_segments_delayed},
                             {"off_cpu_measured", analysis.off_cpu_measured},
-                            {"off_cpu_excess_s", number(analysis.off_cpu_excess_s)},
+                            {"rank_excess_s", number(analysis.rank_excess_s)},
+                            {"io_peer_excess_s", number(analysis.io_peer_excess_s)},
                             {"waiting_ranks", analysis.waiting_ranks},
                             {"boundary_excess_s", number(analysis.boundary_excess_s)},
+                            {"measured_delay_s", number(analysis.measured_delay_s)},
                             {"measured_added_s", number(analysis.measured_added_s)}}
                      : json(nullptr)},
       {"continuous_interference_percent", ok ? number(analysis.continuous_interference_percent) : json(nullptr)},

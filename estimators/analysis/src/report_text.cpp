@@ -78,8 +78,7 @@ std::string partial_reason_text(const std::string& code) {
 // (at least 2 % of it): ranks that waited for a CPU (run queue), and the
 // measured excesses.
 void measured_line(std::ostringstream& out, const RunData& run, const RunAnalysis& analysis) {
-  const double measured = analysis.off_cpu_excess_s + analysis.boundary_excess_s;
-  if (!(measured > 0.02 * analysis.run_time_s)) return;
+  if (!(analysis.measured_delay_s > 0.02 * analysis.run_time_s)) return;
   std::string text = "Measured: ";
   if (analysis.waiting_ranks > 0) {
     double waited = 0.0;
@@ -88,13 +87,14 @@ void measured_line(std::ostringstream& out, const RunData& run, const RunAnalysi
       if (r < run.ranks.size() && std::isfinite(run.ranks[r].run_queue_delay_s))
         waited += run.ranks[r].run_queue_delay_s;
     }
-    text +=
-        format("%zu of %zu detail ranks waited %.3f s in all for a CPU (run queue)%s; ", analysis.waiting_ranks,
-               run.detail.ranks.size(), waited,
-               analysis.off_cpu_excess_s > 0.05 * analysis.run_time_s ? ": something else runs on their cores" : "");
+    text += format("%zu of %zu detail ranks waited %.3f s in all for a CPU (run queue)%s; ", analysis.waiting_ranks,
+                   run.detail.ranks.size(), waited,
+                   analysis.rank_excess_s > 0.05 * analysis.run_time_s ? ": something else runs on their cores" : "");
   }
-  text +=
-      format("off-CPU excess %.3f s, late collectives %.3f s.", analysis.off_cpu_excess_s, analysis.boundary_excess_s);
+  text += format(
+      "%.3f s of delays (ranks off the CPU or slower at the same I/O %.3f s, late collectives %.3f s; "
+      "a rank off the CPU inside a collective is both).",
+      analysis.measured_delay_s, analysis.rank_excess_s, analysis.boundary_excess_s);
   wrap(out, text);
 }
 

@@ -42,6 +42,8 @@ struct MeasuredDelayGroup {
   double clean_spread_s = 0.0;
   double threshold_s = 0.0;      ///< what a cell must exceed to count (rows not waiting)
   std::vector<double> excess_s;  ///< per segment: the largest excess over its ranks, >= 0
+  /// Per segment: the excesses of the waiting rows summed (empty without waiting rows).
+  std::vector<double> waiting_sum_s;
   double total_excess_s = 0.0;
 };
 

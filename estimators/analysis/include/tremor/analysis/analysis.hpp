@@ -124,8 +124,10 @@ struct RunAnalysis {
   bool most_segments_delayed = false;     // the clean spread was read from the lowest values only
   bool off_cpu_measured = false;          // the run file has off-CPU time per segment and detail rank
   std::size_t waiting_ranks = 0;          // detail ranks whose off-CPU time was mostly run-queue delay
-  double off_cpu_excess_s = 0.0;          // sum over segments of the worst detail rank's off-CPU excess
+  double rank_excess_s = 0.0;             // sum over segments of the worst detail rank's off-CPU + I/O excess
+  double io_peer_excess_s = 0.0;          // sum over segments of the largest I/O time beyond a rank doing the same
   double boundary_excess_s = 0.0;         // sum over segments of the collective's least wait above its latency
+  double measured_delay_s = 0.0;          // sum over segments of the larger of the two (they overlap)
   double measured_added_s = 0.0;          // what both added to the lost time beyond the durations' evidence
   // The paper's figure: excess over median + 4 MAD in (cluster, signature) groups.
   double paper_mad4_percent = 0.0;

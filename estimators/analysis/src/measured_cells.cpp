@@ -1,0 +1,126 @@
+#include "measured_cells.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "tremor/estimators/measured_delay.hpp"
+
+namespace tremor::analysis::detail {
+namespace {
+
+constexpr std::array kIoFeatures = {Feature::io_opens,  Feature::io_closes,     Feature::io_reads,
+                                    Feature::io_writes, Feature::io_bytes_read, Feature::io_bytes_written};
+
+// Per node: whether the job has more ranks on it than it has CPUs.
+std::vector<std::uint8_t> oversubscribed_nodes(const RunData& run) {
+  std::vector<std::uint8_t> oversubscribed(run.environment.nodes.size(), 0);
+  std::vector<long> ranks(oversubscribed.size(), 0);
+  for (const RankInfo& info : run.ranks) {
+    if (info.node_id >= 0 && static_cast<std::size_t>(info.node_id) < ranks.size())
+      ++ranks[static_cast<std::size_t>(info.node_id)];
+  }
+  for (std::size_t node = 0; node < oversubscribed.size(); ++node) {
+    const std::string& cpus = run.environment.nodes[node].fact("cpu_count");
+    char* end = nullptr;
+    const long count = std::strtol(cpus.c_str(), &end, 10);
+    oversubscribed[node] = end != cpus.c_str() && count > 0 && ranks[node] > count;
+  }
+  return oversubscribed;
+}
+
+// The I/O a detail rank did in a segment, as one key (0: none).
+std::uint64_t io_key(const RunData& run, std::size_t row, std::size_t segment) {
+  const DetailRanks& detail = run.detail;
+  const std::size_t cell = row * detail.segments + segment;
+  if (cell >= detail.signature_index.size() || row >= detail.signature_offset.size()) return 0;
+  const std::size_t entry = std::size_t{detail.signature_offset[row]} + detail.signature_index[cell];
+  if (entry >= detail.signatures.size()) return 0;
+  const FeatureVector& features = detail.signatures[entry];
+  std::uint64_t key = 0;
+  bool any = false;
+  for (const Feature feature : kIoFeatures) {
+    const std::uint64_t value = features[tremor::index(feature)];
+    any = any || value != 0;
+    key = (key ^ value) * 0x100000001b3ULL + 0x9e3779b97f4a7c15ULL;
+  }
+  return any ? key | 1 : 0;
+}
+
+}  // namespace
+
+bool off_cpu_measured(const RunData& run) {
+  return run.meta.schema_version >= 2 && run.meta.counter_source != "papi" && !run.detail.ranks.empty() &&
+         run.detail.segments == run.segments.size();
+}
+
+double detail_cell(const RunData& run, Quantized metric, std::size_t row, std::size_t segment) {
+  const std::vector<std::uint16_t>& index = run.detail.global_index[tremor::index(metric)];
+  const std::size_t cell = row * run.detail.segments + segment;
+  const BinTable& bins = run.global_bins[tremor::index(metric)];
+  const std::uint16_t bin = cell < index.size() ? index[cell] : std::uint16_t{0xFFFF};
+  return bin < bins.size() ? bins[bin].rep() : 0.0;
+}
+
+double late_wait(const RunData& run, std::size_t segment) {
+  return segment < run.segments.late_wait_s.size() ? run.segments.late_wait_s[segment] : 0.0;
+}
+
+std::vector<std::uint8_t> oversubscribed_rows(const RunData& run) {
+  const std::vector<std::uint8_t> oversubscribed = oversubscribed_nodes(run);
+  std::vector<std::uint8_t> rows(run.detail.ranks.size(), 0);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const auto rank = static_cast<std::size_t>(run.detail.ranks[r]);
+    if (rank >= run.ranks.size()) continue;
+    const auto node = static_cast<std::size_t>(run.ranks[rank].node_id);
+    rows[r] = node < oversubscribed.size() && oversubscribed[node];
+  }
+  return rows;
+}
+
+std::vector<std::uint8_t> waiting_rows(const RunData& run, std::span<const std::uint8_t> oversubscribed) {
+  std::vector<std::uint8_t> waiting(run.detail.ranks.size(), 0);
+  for (std::size_t r = 0; r < waiting.size(); ++r) {
+    const auto rank = static_cast<std::size_t>(run.detail.ranks[r]);
+    if (rank >= run.ranks.size() || (r < oversubscribed.size() && oversubscribed[r])) continue;
+    double off_cpu = 0.0;
+    for (std::size_t s = 0; s < run.detail.segments; ++s) off_cpu += detail_cell(run, Quantized::off_cpu_time, r, s);
+    waiting[r] = estimators::off_cpu_mostly_waiting(run.ranks[rank].run_queue_delay_s, off_cpu) ? 1 : 0;
+  }
+  return waiting;
+}
+
+MeasuredCells::MeasuredCells(const RunData& run, std::span<const std::uint8_t> waiting)
+    : run_(run), waiting_(waiting) {}
+
+double MeasuredCells::column(std::size_t segment, std::vector<double>& column, bool with_io) {
+  const std::size_t rows = run_.detail.ranks.size();
+  column.assign(rows, 0.0);
+  // Ranks that did the same I/O: the fastest of them took what it costs.
+  io_rows_.clear();
+  for (std::size_t r = 0; with_io && r < rows; ++r) {
+    if (const std::uint64_t key = io_key(run_, r, segment); key != 0)
+      io_rows_.push_back({key, detail_cell(run_, Quantized::io_time, r, segment), r});
+  }
+  double largest_io = 0.0;
+  if (io_rows_.size() >= 2) {
+    std::sort(io_rows_.begin(), io_rows_.end(),
+              [](const IoRow& a, const IoRow& b) { return a.key != b.key ? a.key < b.key : a.io_s < b.io_s; });
+    std::size_t first = 0;  // the fastest row of the current key
+    for (std::size_t i = 0; i < io_rows_.size(); ++i) {
+      if (io_rows_[i].key != io_rows_[first].key) first = i;
+      const double beyond = io_rows_[i].io_s - io_rows_[first].io_s;
+      column[io_rows_[i].row] = beyond;
+      largest_io = std::max(largest_io, beyond);
+    }
+  }
+  const double least_wait = late_wait(run_, segment);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const bool keeps_slack = r < waiting_.size() && waiting_[r] != 0;
+    const double slack =
+        keeps_slack ? 0.0 : std::max(0.0, detail_cell(run_, Quantized::wait_time, r, segment) - least_wait);
+    column[r] = std::max(0.0, column[r] + detail_cell(run_, Quantized::off_cpu_time, r, segment) - slack);
+  }
+  return largest_io;
+}
+
+}  // namespace tremor::analysis::detail

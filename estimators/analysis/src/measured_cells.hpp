@@ -1,0 +1,56 @@
+// Per detail rank and segment: the delay measured directly, and the facts
+// that decide how it is read (docs/statistics-primary.md, "Measured delays").
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "tremor/run_data.hpp"
+
+namespace tremor::analysis::detail {
+
+// Off-CPU time is measured when the work counter reads CPU time, in files that have it.
+bool off_cpu_measured(const RunData& run);
+
+// One detail rank's value of a metric in one segment.
+double detail_cell(const RunData& run, Quantized metric, std::size_t row, std::size_t segment);
+
+// The least wait over ranks in a segment's closing collective, s.
+double late_wait(const RunData& run, std::size_t segment);
+
+// Per detail rank: whether it ran on a node the job oversubscribes (more
+// ranks than CPUs): its ranks then take turns on them.
+std::vector<std::uint8_t> oversubscribed_rows(const RunData& run);
+
+// Per detail rank: whether its off-CPU time was mostly spent runnable, waiting
+// for a CPU (its run-queue delay over the run against its summed off-CPU
+// time), on a node the job does not oversubscribe itself.
+std::vector<std::uint8_t> waiting_rows(const RunData& run, std::span<const std::uint8_t> oversubscribed);
+
+// Per detail rank, one segment's measured delay that cost the segment time:
+// its off-CPU time, plus (with `with_io`) its I/O time beyond the fastest
+// detail rank that did the same I/O (same calls and bytes) in that segment,
+// less its slack (its wait in the boundary beyond the least one: it arrived
+// before the last rank, so time lost before that cost nothing). A rank that
+// waited for a CPU (`waiting`) keeps its slack: descheduled while it waits, it
+// may hold up a rank that needs it to progress (a rendezvous). `column` gets
+// one value per row.
+class MeasuredCells {
+ public:
+  MeasuredCells(const RunData& run, std::span<const std::uint8_t> waiting);
+  // Returns the largest I/O part over the rows (before the slack).
+  double column(std::size_t segment, std::vector<double>& column, bool with_io);
+
+ private:
+  struct IoRow {
+    std::uint64_t key;
+    double io_s;
+    std::size_t row;
+  };
+  const RunData& run_;
+  std::span<const std::uint8_t> waiting_;
+  std::vector<IoRow> io_rows_;
+};
+
+}  // namespace tremor::analysis::detail

@@ -1,0 +1,160 @@
+// Measured delays per rank (estimators/analysis/src/measured_cells.cpp): time
+// off the CPU inside the boundary collective, the slack that excuses it, and
+// a rank's I/O against the ranks that did the same I/O.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <functional>
+#include <set>
+
+#include "synthetic_run.hpp"
+#include "tremor/analysis/analysis.hpp"
+
+using namespace tremor;
+using namespace tremor::analysis;
+using tremor::test::SyntheticGroup;
+using tremor::test::SyntheticSpec;
+
+namespace {
+
+AnalysisParameters quick_parameters() {
+  AnalysisParameters parameters;
+  parameters.replicas = 50;
+  return parameters;
+}
+
+// Sets every detail cell of a metric to value(row, segment), with one exact bin per value.
+void set_cells(RunData& run, Quantized metric, const std::function<double(std::size_t, std::size_t)>& value) {
+  const std::size_t rows = run.detail.ranks.size();
+  const std::size_t n = run.detail.segments;
+  std::set<double> values;
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t s = 0; s < n; ++s) values.insert(value(r, s));
+  }
+  BinTable& bins = run.global_bins[tremor::index(metric)];
+  bins.clear();
+  for (const double v : values) bins.push_back(Bin{v, 1, v, v, static_cast<std::uint16_t>(bins.size())});
+  std::vector<std::uint16_t>& index = run.detail.global_index[tremor::index(metric)];
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t s = 0; s < n; ++s) {
+      const auto found = std::lower_bound(values.begin(), values.end(), value(r, s));
+      index[r * n + s] = static_cast<std::uint16_t>(std::distance(values.begin(), found));
+    }
+  }
+}
+
+// One group of 200 segments of 10 ms on 4 ranks, with the CPU-time counter.
+RunData cputime_run(const std::vector<std::size_t>& delayed, double delay_s) {
+  SyntheticSpec spec;
+  spec.groups = {SyntheticGroup{1e7, 0.010, 200}};
+  spec.counter_source = "thread_cputime";
+  for (const std::size_t s : delayed) spec.delays.push_back({s, delay_s, 1});
+  RunData run = tremor::test::synthetic_run(spec);
+  run.meta.schema_version = 3;
+  run.meta.counter_unit = "ns";
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("a rank asleep inside the boundary collective: measured once, though the least wait holds it too",
+          "[analysis]") {
+  // Every other segment, rank 1 is off the CPU for 2 ms inside the closing
+  // collective; every rank's exit waits for it, so the least wait is 2 ms too.
+  std::vector<std::size_t> delayed;
+  for (std::size_t s = 0; s < 200; s += 2) delayed.push_back(s);
+  RunData run = cputime_run(delayed, 0.002);
+  const auto late = [](std::size_t s) { return s % 2 == 0 ? 0.002 + 2e-6 : 2e-6; };
+  for (std::size_t s = 0; s < 200; ++s) run.segments.late_wait_s[s] = late(s);
+  set_cells(run, Quantized::wait_time, [&](std::size_t, std::size_t s) { return late(s); });
+  set_cells(run, Quantized::off_cpu_time,
+            [](std::size_t r, std::size_t s) { return r == 1 && s % 2 == 0 ? 0.002 : 0.0; });
+  const RunAnalysis result = analyze_run(run, quick_parameters());
+  REQUIRE(result.estimate_possible);
+  const double truth = 100.0 * 100 * 0.002 / run.meta.run_time_s;
+  CHECK(result.rank_excess_s == Approx(0.2).epsilon(0.02));
+  CHECK(result.boundary_excess_s == Approx(0.2).epsilon(0.02));
+  CHECK(result.measured_delay_s == Approx(0.2).epsilon(0.02));
+  CHECK(result.lost_percent == Approx(truth).margin(0.5));
+}
+
+TEST_CASE("a rank off the CPU while it waited for a later rank is not charged", "[analysis]") {
+  // Rank 0 always arrives 3 ms before the others and its MPI library sleeps
+  // while it waits (off the CPU for those 3 ms): the run lost nothing.
+  RunData run = cputime_run({}, 0.0);
+  for (double& wait : run.segments.late_wait_s) wait = 2e-6;
+  set_cells(run, Quantized::wait_time, [](std::size_t r, std::size_t) { return r == 0 ? 0.003 + 2e-6 : 2e-6; });
+  set_cells(run, Quantized::off_cpu_time, [](std::size_t r, std::size_t) { return r == 0 ? 0.003 : 0.0; });
+  const RunAnalysis result = analyze_run(run, quick_parameters());
+  REQUIRE(result.estimate_possible);
+  CHECK(result.rank_excess_s < 1e-6);
+  CHECK(result.lost_percent < 0.5);
+  // The same 3 ms off the CPU on the rank the others waited for is lost time.
+  set_cells(run, Quantized::wait_time, [](std::size_t r, std::size_t) { return r == 0 ? 2e-6 : 0.003 + 2e-6; });
+  for (std::size_t s = 0; s < 200; ++s) run.segments.duration_s[s] += 0.003;
+  run.meta.run_time_s += 200 * 0.003;
+  CHECK(analyze_run(run, quick_parameters()).rank_excess_s == Approx(0.6).epsilon(0.02));
+}
+
+TEST_CASE("a slow read of the input on one rank, in a segment of no group, against the ranks that read the same",
+          "[analysis]") {
+  // Segment 0 reads the input (its own signature, no usable group): the same
+  // files, calls and bytes on every rank; rank 1 takes 2 s, the others 10 ms
+  // and then wait for it in the collective.
+  RunData run = cputime_run({0}, 1.99);
+  run.segments.signature[0] = 0x5010;
+  FeatureVector reading{};
+  reading[tremor::index(Feature::coll_all_to_all)] = 1;
+  reading[tremor::index(Feature::io_opens)] = 3;
+  reading[tremor::index(Feature::io_reads)] = 40;
+  reading[tremor::index(Feature::io_bytes_read)] = 1 << 20;
+  const auto input_entry = static_cast<std::uint32_t>(run.detail.signatures.size());
+  for (std::size_t r = 0; r < run.detail.ranks.size(); ++r) {
+    run.detail.signatures.push_back(reading);
+    run.detail.signature_index[r * run.detail.segments] = input_entry - run.detail.signature_offset[r];
+  }
+  const auto io = [](std::size_t r, std::size_t s) { return s != 0 ? 0.0 : r == 1 ? 2.0 : 0.01; };
+  set_cells(run, Quantized::io_time, io);
+  set_cells(run, Quantized::wait_time, [](std::size_t r, std::size_t s) { return s == 0 && r != 1 ? 1.99 : 2e-6; });
+  const RunAnalysis result = analyze_run(run, quick_parameters());
+  REQUIRE(result.estimate_possible);
+  CHECK(result.segment_primary_group[0] < 0);
+  CHECK(result.io_peer_excess_s == Approx(1.99).epsilon(0.01));
+  CHECK(result.segment_lost_s[0] == Approx(1.99).epsilon(0.01));
+  // Every rank as slow: no rank to compare with, nothing measured.
+  set_cells(run, Quantized::io_time, [](std::size_t, std::size_t s) { return s == 0 ? 2.0 : 0.0; });
+  CHECK(analyze_run(run, quick_parameters()).segment_lost_s[0] < 1e-3);
+  // Rank 1 read more than the others: its time is its own.
+  set_cells(run, Quantized::io_time, io);
+  FeatureVector more = reading;
+  more[tremor::index(Feature::io_bytes_read)] *= 200;
+  run.detail.signatures.push_back(more);
+  run.detail.signature_index[1 * run.detail.segments] =
+      static_cast<std::uint32_t>(run.detail.signatures.size() - 1) - run.detail.signature_offset[1];
+  CHECK(analyze_run(run, quick_parameters()).segment_lost_s[0] < 1e-3);
+}
+
+TEST_CASE("two ranks waiting for a CPU in turn: their time off the CPU adds up, up to the segment's excess",
+          "[analysis]") {
+  // Every 4th segment, rank 0 reaches the collective at once and waits 8 ms
+  // there, 4 of them descheduled; rank 1 needs rank 0 to progress its
+  // messages and is itself descheduled 4 ms: the segment took 8 ms more.
+  // Both ranks spent that time runnable (run queue) on a shared node.
+  std::vector<std::size_t> delayed;
+  for (std::size_t s = 1; s < 200; s += 4) delayed.push_back(s);
+  RunData run = cputime_run(delayed, 0.008);
+  const auto hit = [](std::size_t s) { return s % 4 == 1; };
+  for (double& wait : run.segments.late_wait_s) wait = 2e-6;
+  set_cells(run, Quantized::wait_time,
+            [&](std::size_t r, std::size_t s) { return r == 0 && hit(s) ? 0.008 + 2e-6 : 2e-6; });
+  set_cells(run, Quantized::off_cpu_time, [&](std::size_t r, std::size_t s) { return r < 2 && hit(s) ? 0.004 : 0.0; });
+  const double truth = 100.0 * 50 * 0.008 / run.meta.run_time_s;
+  // Without run-queue evidence rank 0's time off the CPU fell in its slack.
+  const RunAnalysis sleeping = analyze_run(run, quick_parameters());
+  REQUIRE(sleeping.estimate_possible);
+  CHECK(sleeping.measured_delay_s == Approx(50 * 0.004).epsilon(0.05));
+  for (RankInfo& rank : run.ranks) rank.run_queue_delay_s = 0.2;  // of 0.2 s off the CPU
+  const RunAnalysis waiting = analyze_run(run, quick_parameters());
+  CHECK(waiting.waiting_ranks == 4);  // ranks 2 and 3: never off the CPU
+  CHECK(waiting.lost_percent == Approx(truth).margin(0.5));
+  for (const std::size_t s : delayed) CHECK(waiting.segment_lost_s[s] <= run.segments.duration_s[s]);
+}
