@@ -1,5 +1,7 @@
 // analyze_run on synthetic runs of 10^4..10^6 segments (2 groups, 16 detail
-// ranks on 2 nodes, 1000 replicas). Peak RSS is reported as a counter.
+// ranks on 2 nodes, 1000 replicas), with a PAPI work counter and with the
+// CPU-time counter (then every detail cell's off-CPU time is read as well).
+// Peak RSS is reported as a counter.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
@@ -8,7 +10,7 @@
 
 namespace {
 
-void BM_AnalyzeRun(benchmark::State& state) {
+void analyze_synthetic(benchmark::State& state, bool cputime) {
   tremor::test::SyntheticSpec spec;
   const auto half = static_cast<std::size_t>(state.range(0) / 2);
   spec.groups = {{1e6, 0.010, half}, {5e6, 0.025, half}};
@@ -16,7 +18,12 @@ void BM_AnalyzeRun(benchmark::State& state) {
   spec.world_size = 16;
   spec.ranks_per_node = 8;
   spec.detail_ranks = 16;
-  const tremor::RunData run = tremor::test::synthetic_run(spec);
+  if (cputime) spec.counter_source = "thread_cputime";
+  tremor::RunData run = tremor::test::synthetic_run(spec);
+  if (cputime) {
+    run.meta.schema_version = 3;
+    run.meta.counter_unit = "ns";
+  }
   const tremor::analysis::AnalysisParameters parameters;  // 1000 replicas, scales 2,4,8
   for (auto _ : state) {
     tremor::analysis::RunAnalysis result = tremor::analysis::analyze_run(run, parameters);
@@ -27,7 +34,10 @@ void BM_AnalyzeRun(benchmark::State& state) {
   state.counters["peak_rss_MB"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
   state.counters["segments"] = static_cast<double>(run.segments.size());
 }
+void BM_AnalyzeRun(benchmark::State& state) { analyze_synthetic(state, false); }
+void BM_AnalyzeRunCpuTime(benchmark::State& state) { analyze_synthetic(state, true); }
 BENCHMARK(BM_AnalyzeRun)->Arg(10'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_AnalyzeRunCpuTime)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 // The diagnosis alone (diagnose_run, part of analyze_run above): state.range(0)
 // segments, state.range(1) processes on nodes of 8, 16 detail ranks.

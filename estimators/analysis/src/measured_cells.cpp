@@ -1,6 +1,7 @@
 #include "measured_cells.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "tremor/estimators/measured_delay.hpp"
@@ -82,6 +83,7 @@ std::vector<std::uint8_t> waiting_rows(const RunData& run, std::span<const std::
   for (std::size_t r = 0; r < waiting.size(); ++r) {
     const auto rank = static_cast<std::size_t>(run.detail.ranks[r]);
     if (rank >= run.ranks.size() || (r < oversubscribed.size() && oversubscribed[r])) continue;
+    if (!std::isfinite(run.ranks[rank].run_queue_delay_s)) continue;  // not measured: nothing to compare
     double off_cpu = 0.0;
     for (std::size_t s = 0; s < run.detail.segments; ++s) off_cpu += detail_cell(run, Quantized::off_cpu_time, r, s);
     waiting[r] = estimators::off_cpu_mostly_waiting(run.ranks[rank].run_queue_delay_s, off_cpu) ? 1 : 0;
@@ -89,8 +91,30 @@ std::vector<std::uint8_t> waiting_rows(const RunData& run, std::span<const std::
   return waiting;
 }
 
+namespace {
+
+// Each bin's value, indexed by bin (a cell read is then one load).
+std::vector<double> bin_values(const RunData& run, Quantized metric) {
+  std::vector<double> values;
+  for (const Bin& bin : run.global_bins[tremor::index(metric)]) values.push_back(bin.rep());
+  return values;
+}
+
+}  // namespace
+
 MeasuredCells::MeasuredCells(const RunData& run, std::span<const std::uint8_t> waiting)
-    : run_(run), waiting_(waiting) {}
+    : run_(run),
+      waiting_(waiting),
+      off_cpu_values_(bin_values(run, Quantized::off_cpu_time)),
+      wait_values_(bin_values(run, Quantized::wait_time)) {}
+
+double MeasuredCells::cell(const std::vector<double>& values, Quantized metric, std::size_t row,
+                           std::size_t segment) const {
+  const std::vector<std::uint16_t>& index = run_.detail.global_index[tremor::index(metric)];
+  const std::size_t at = row * run_.detail.segments + segment;
+  const std::uint16_t bin = at < index.size() ? index[at] : std::uint16_t{0xFFFF};
+  return bin < values.size() ? values[bin] : 0.0;
+}
 
 double MeasuredCells::column(std::size_t segment, std::vector<double>& column, bool with_io) {
   const std::size_t rows = run_.detail.ranks.size();
@@ -115,10 +139,12 @@ double MeasuredCells::column(std::size_t segment, std::vector<double>& column, b
   }
   const double least_wait = late_wait(run_, segment);
   for (std::size_t r = 0; r < rows; ++r) {
+    const double measured = column[r] + cell(off_cpu_values_, Quantized::off_cpu_time, r, segment);
+    if (measured <= 0.0) continue;  // most cells: nothing to take the slack from
     const bool keeps_slack = r < waiting_.size() && waiting_[r] != 0;
     const double slack =
-        keeps_slack ? 0.0 : std::max(0.0, detail_cell(run_, Quantized::wait_time, r, segment) - least_wait);
-    column[r] = std::max(0.0, column[r] + detail_cell(run_, Quantized::off_cpu_time, r, segment) - slack);
+        keeps_slack ? 0.0 : std::max(0.0, cell(wait_values_, Quantized::wait_time, r, segment) - least_wait);
+    column[r] = std::max(0.0, measured - slack);
   }
   return largest_io;
 }

@@ -48,8 +48,12 @@ class MeasuredCells {
     double io_s;
     std::size_t row;
   };
+  double cell(const std::vector<double>& values, Quantized metric, std::size_t row, std::size_t segment) const;
+
   const RunData& run_;
   std::span<const std::uint8_t> waiting_;
+  std::vector<double> off_cpu_values_;
+  std::vector<double> wait_values_;
   std::vector<IoRow> io_rows_;
 };
 

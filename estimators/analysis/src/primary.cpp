@@ -217,7 +217,7 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
     if (const auto found = pooled.find(closing_call(run, members.front())); found != pooled.end())
       pooled_threshold = found->second;
     const est::MeasuredDelayGroup ranks =
-        per_rank ? rank_excess(run, members, waiting, measured) : est::MeasuredDelayGroup{};
+        analysis.off_cpu_measured ? rank_excess(run, members, waiting, measured) : est::MeasuredDelayGroup{};
     const est::MeasuredDelayGroup boundary =
         boundary_excess(run, members, analysis.most_segments_delayed, pooled_threshold);
     analysis.rank_excess_s += ranks.total_excess_s;
@@ -244,8 +244,10 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
   // slow read of the input apart (in groups the durations do, and a rank's
   // own recurring slower write is no interference).
   if (!per_rank) return added;
-  const double run_threshold = run_measured_threshold(run, groups, measured);
+  // Without off-CPU time (a PAPI work counter) only the I/O is compared: its clean level is 0.
   const double waiting_threshold = est::waiting_threshold_s(est::MeasuredDelayOptions{});
+  const double run_threshold =
+      analysis.off_cpu_measured ? run_measured_threshold(run, groups, measured) : waiting_threshold;
   std::vector<double> column;
   for (std::size_t segment = 0; segment < analysis.segment_count; ++segment) {
     if (analysis.segment_primary_group[segment] >= 0) continue;
