@@ -158,3 +158,43 @@ TEST_CASE("two ranks waiting for a CPU in turn: their time off the CPU adds up, 
   CHECK(waiting.lost_percent == Approx(truth).margin(0.5));
   for (const std::size_t s : delayed) CHECK(waiting.segment_lost_s[s] <= run.segments.duration_s[s]);
 }
+
+TEST_CASE("ranks taking turns on an oversubscribed node: what one slept beyond its run-queue delay is lost",
+          "[analysis]") {
+  // 4 ranks on one node of 2 CPUs: every rank waits 1-3 ms per segment for a
+  // CPU (its run-queue delay), which is the job's own; rank 1 also sleeps 1 ms
+  // inside the collective in 9 of 10 segments. The turns spread too much for
+  // a clean level to show that.
+  std::vector<std::size_t> delayed;
+  for (std::size_t s = 0; s < 200; ++s) {
+    if (s % 10 != 0) delayed.push_back(s);
+  }
+  RunData run = cputime_run(delayed, 0.001);
+  for (RankInfo& rank : run.ranks) rank.node_id = 0;
+  run.environment.nodes.resize(1);
+  const auto cpu_count = static_cast<std::size_t>(
+      std::find(tremor::kNodeFacts.begin(), tremor::kNodeFacts.end(), "cpu_count") - tremor::kNodeFacts.begin());
+  run.environment.nodes[0].facts[cpu_count] = "2";
+  const auto asleep = [](std::size_t r, std::size_t s) { return r == 1 && s % 10 != 0; };
+  for (double& wait : run.segments.late_wait_s) wait = 2e-6;
+  set_cells(run, Quantized::wait_time, [](std::size_t, std::size_t) { return 2e-6; });
+  const auto turns = [](std::size_t r, std::size_t s) {
+    return 0.001 * (1.0 + 0.2 * static_cast<double>((7 * r + 13 * s) % 11));
+  };
+  set_cells(run, Quantized::off_cpu_time,
+            [&](std::size_t r, std::size_t s) { return turns(r, s) + (asleep(r, s) ? 0.001 : 0.0); });
+  for (std::size_t r = 0; r < 4; ++r) {
+    run.ranks[r].run_queue_delay_s = 0.0;
+    for (std::size_t s = 0; s < 200; ++s) run.ranks[r].run_queue_delay_s += turns(r, s);
+  }
+  const double truth = 100.0 * static_cast<double>(delayed.size()) * 0.001 / run.meta.run_time_s;
+  const RunAnalysis result = analyze_run(run, quick_parameters());
+  REQUIRE(result.estimate_possible);
+  CHECK(result.waiting_ranks == 0);  // the job's own turns: the run queue is not used for waiting
+  CHECK(result.lost_percent == Approx(truth).margin(1.0));
+  // Nobody slept: the turns alone are not charged.
+  set_cells(run, Quantized::off_cpu_time, turns);
+  for (const std::size_t s : delayed) run.segments.duration_s[s] -= 0.001;
+  run.meta.run_time_s -= static_cast<double>(delayed.size()) * 0.001;
+  CHECK(analyze_run(run, quick_parameters()).lost_percent < 0.5);
+}

@@ -149,4 +149,31 @@ double MeasuredCells::column(std::size_t segment, std::vector<double>& column, b
   return largest_io;
 }
 
+SleptOnSharedCpus slept_on_shared_cpus(const RunData& run, std::span<const std::uint8_t> oversubscribed,
+                                       MeasuredCells& measured) {
+  const std::size_t rows = run.detail.ranks.size();
+  const std::size_t n = run.detail.segments;
+  SleptOnSharedCpus result;
+  std::size_t most = rows;
+  for (std::size_t r = 0; r < rows && r < oversubscribed.size(); ++r) {
+    const auto rank = static_cast<std::size_t>(run.detail.ranks[r]);
+    if (!oversubscribed[r] || rank >= run.ranks.size() || !std::isfinite(run.ranks[rank].run_queue_delay_s)) continue;
+    double off_cpu = 0.0;
+    for (std::size_t s = 0; s < n; ++s) off_cpu += detail_cell(run, Quantized::off_cpu_time, r, s);
+    const double slept = off_cpu - run.ranks[rank].run_queue_delay_s;
+    if (slept > result.slept_s) {
+      result.slept_s = slept;
+      most = r;
+    }
+  }
+  if (most == rows) return {};
+  result.where.assign(n, 0.0);
+  std::vector<double> column;
+  for (std::size_t s = 0; s < n; ++s) {
+    measured.column(s, column, false);
+    result.where[s] = column[most];
+  }
+  return result;
+}
+
 }  // namespace tremor::analysis::detail

@@ -57,4 +57,16 @@ class MeasuredCells {
   std::vector<IoRow> io_rows_;
 };
 
+// What the detail rank on an oversubscribed node that slept most slept, and
+// where. Such a rank's off-CPU time minus its run-queue delay over the run
+// was spent asleep, not waiting for a CPU (ranks taking turns are runnable).
+// `where` weighs the segments by the rank's measured cells (off the CPU, less
+// slack). Zero and empty when no rank qualifies (no such node, no run queue).
+struct SleptOnSharedCpus {
+  double slept_s = 0.0;
+  std::vector<double> where;
+};
+SleptOnSharedCpus slept_on_shared_cpus(const RunData& run, std::span<const std::uint8_t> oversubscribed,
+                                       MeasuredCells& measured);
+
 }  // namespace tremor::analysis::detail

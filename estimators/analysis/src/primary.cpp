@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <optional>
 
 #include "analysis_internal.hpp"
@@ -193,8 +194,10 @@ est::MeasuredDelayGroup boundary_excess(const RunData& run, std::span<const std:
 double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& groups, RunAnalysis& analysis,
                        std::vector<std::uint8_t>& interfered) {
   double added = 0.0;
+  std::vector<double> measured_at(analysis.segment_count, 0.0);  // each segment's measured delay
   auto charge = [&](std::size_t segment, double measured) {
     measured = std::min(measured, run.segments.duration_s[segment]);
+    measured_at[segment] = std::max(measured_at[segment], measured);
     if (measured > analysis.segment_lost_s[segment]) {
       added += measured - analysis.segment_lost_s[segment];
       analysis.segment_lost_s[segment] = measured;
@@ -232,7 +235,6 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
         rank = std::max(rank, std::min(ranks.waiting_sum_s[j], beyond));
       }
       const double late = boundary.excess_s.empty() ? 0.0 : boundary.excess_s[j];
-      analysis.measured_delay_s += std::max(rank, late);
       charge(members[j], std::max(rank, late));
     }
   }
@@ -243,7 +245,32 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
   // is compared with the ranks that did the same I/O: nothing else tells a
   // slow read of the input apart (in groups the durations do, and a rank's
   // own recurring slower write is no interference).
-  if (!per_rank) return added;
+  if (!per_rank) {
+    analysis.measured_delay_s = std::accumulate(measured_at.begin(), measured_at.end(), 0.0);
+    return added;
+  }
+  // Ranks that take turns on an oversubscribed node have no clean level, but
+  // the part of their time off the CPU not spent waiting for one was slept:
+  // the run lost at least what the rank that slept most slept. What the
+  // charges so far miss of it goes where that rank was off the CPU.
+  if (analysis.off_cpu_measured) {
+    const SleptOnSharedCpus slept = slept_on_shared_cpus(run, oversubscribed, measured);
+    const double lost = std::accumulate(analysis.segment_lost_s.begin(), analysis.segment_lost_s.end(), 0.0);
+    const double weight = std::accumulate(slept.where.begin(), slept.where.end(), 0.0);
+    if (slept.slept_s > lost && weight > 0.0) {
+      const double missing = slept.slept_s - lost;
+      for (std::size_t segment = 0; segment < slept.where.size(); ++segment) {
+        const double room = run.segments.duration_s[segment] - analysis.segment_lost_s[segment];
+        const double extra = std::min(room, missing * slept.where[segment] / weight);
+        if (extra <= 0.0) continue;
+        analysis.rank_excess_s += extra;
+        measured_at[segment] += extra;
+        analysis.segment_lost_s[segment] += extra;
+        added += extra;
+        interfered[segment] = 1;
+      }
+    }
+  }
   // Without off-CPU time (a PAPI work counter) only the I/O is compared: its clean level is 0.
   const double waiting_threshold = est::waiting_threshold_s(est::MeasuredDelayOptions{});
   const double run_threshold =
@@ -259,9 +286,9 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
       excess = std::max(excess, column[r] - (row_waiting ? waiting_threshold : run_threshold));
     }
     analysis.rank_excess_s += excess;
-    analysis.measured_delay_s += excess;
     charge(segment, excess);
   }
+  analysis.measured_delay_s = std::accumulate(measured_at.begin(), measured_at.end(), 0.0);
   return added;
 }
 
