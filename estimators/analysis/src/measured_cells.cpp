@@ -9,6 +9,9 @@
 namespace tremor::analysis::detail {
 namespace {
 
+// A rank's I/O counts as stalled from this many times the fastest rank that did the same.
+constexpr double kIoStallFactor = 10.0;
+
 constexpr std::array kIoFeatures = {Feature::io_opens,  Feature::io_closes,     Feature::io_reads,
                                     Feature::io_writes, Feature::io_bytes_read, Feature::io_bytes_written};
 
@@ -29,14 +32,8 @@ std::vector<std::uint8_t> oversubscribed_nodes(const RunData& run) {
   return oversubscribed;
 }
 
-// The I/O a detail rank did in a segment, as one key (0: none).
-std::uint64_t io_key(const RunData& run, std::size_t row, std::size_t segment) {
-  const DetailRanks& detail = run.detail;
-  const std::size_t cell = row * detail.segments + segment;
-  if (cell >= detail.signature_index.size() || row >= detail.signature_offset.size()) return 0;
-  const std::size_t entry = std::size_t{detail.signature_offset[row]} + detail.signature_index[cell];
-  if (entry >= detail.signatures.size()) return 0;
-  const FeatureVector& features = detail.signatures[entry];
+// The I/O of a signature as one key (0: none).
+std::uint64_t io_key(const FeatureVector& features) {
   std::uint64_t key = 0;
   bool any = false;
   for (const Feature feature : kIoFeatures) {
@@ -106,7 +103,17 @@ MeasuredCells::MeasuredCells(const RunData& run, std::span<const std::uint8_t> w
     : run_(run),
       waiting_(waiting),
       off_cpu_values_(bin_values(run, Quantized::off_cpu_time)),
-      wait_values_(bin_values(run, Quantized::wait_time)) {}
+      wait_values_(bin_values(run, Quantized::wait_time)) {
+  for (const FeatureVector& features : run.detail.signatures) io_keys_.push_back(io_key(features));
+}
+
+std::uint64_t MeasuredCells::io_key_of(std::size_t row, std::size_t segment) const {
+  const DetailRanks& detail = run_.detail;
+  const std::size_t cell = row * detail.segments + segment;
+  if (cell >= detail.signature_index.size() || row >= detail.signature_offset.size()) return 0;
+  const std::size_t entry = std::size_t{detail.signature_offset[row]} + detail.signature_index[cell];
+  return entry < io_keys_.size() ? io_keys_[entry] : 0;
+}
 
 double MeasuredCells::cell(const std::vector<double>& values, Quantized metric, std::size_t row,
                            std::size_t segment) const {
@@ -119,10 +126,11 @@ double MeasuredCells::cell(const std::vector<double>& values, Quantized metric, 
 double MeasuredCells::column(std::size_t segment, std::vector<double>& column, bool with_io) {
   const std::size_t rows = run_.detail.ranks.size();
   column.assign(rows, 0.0);
+  io_parts_.assign(rows, 0.0);
   // Ranks that did the same I/O: the fastest of them took what it costs.
   io_rows_.clear();
   for (std::size_t r = 0; with_io && r < rows; ++r) {
-    if (const std::uint64_t key = io_key(run_, r, segment); key != 0)
+    if (const std::uint64_t key = io_key_of(r, segment); key != 0)
       io_rows_.push_back({key, detail_cell(run_, Quantized::io_time, r, segment), r});
   }
   double largest_io = 0.0;
@@ -132,8 +140,12 @@ double MeasuredCells::column(std::size_t segment, std::vector<double>& column, b
     std::size_t first = 0;  // the fastest row of the current key
     for (std::size_t i = 0; i < io_rows_.size(); ++i) {
       if (io_rows_[i].key != io_rows_[first].key) first = i;
-      const double beyond = io_rows_[i].io_s - io_rows_[first].io_s;
+      // Ranks doing the same writes to one file system differ by a few times
+      // (who flushes first); an order of magnitude is a stall.
+      const double fastest = io_rows_[first].io_s;
+      const double beyond = io_rows_[i].io_s >= kIoStallFactor * fastest ? io_rows_[i].io_s - fastest : 0.0;
       column[io_rows_[i].row] = beyond;
+      io_parts_[io_rows_[i].row] = beyond;
       largest_io = std::max(largest_io, beyond);
     }
   }

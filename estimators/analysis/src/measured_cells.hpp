@@ -30,7 +30,8 @@ std::vector<std::uint8_t> waiting_rows(const RunData& run, std::span<const std::
 
 // Per detail rank, one segment's measured delay that cost the segment time:
 // its off-CPU time, plus (with `with_io`) its I/O time beyond the fastest
-// detail rank that did the same I/O (same calls and bytes) in that segment,
+// detail rank that did the same I/O (same calls and bytes) in that segment
+// when it took 10 times as long or more (a stall, not the spread of a file system),
 // less its slack (its wait in the boundary beyond the least one: it arrived
 // before the last rank, so time lost before that cost nothing). A rank that
 // waited for a CPU (`waiting`) keeps its slack: descheduled while it waits, it
@@ -41,6 +42,8 @@ class MeasuredCells {
   MeasuredCells(const RunData& run, std::span<const std::uint8_t> waiting);
   // Returns the largest I/O part over the rows (before the slack).
   double column(std::size_t segment, std::vector<double>& column, bool with_io);
+  // The last column's I/O part of a row (before the slack).
+  double io_part(std::size_t row) const { return row < io_parts_.size() ? io_parts_[row] : 0.0; }
 
  private:
   struct IoRow {
@@ -49,9 +52,12 @@ class MeasuredCells {
     std::size_t row;
   };
   double cell(const std::vector<double>& values, Quantized metric, std::size_t row, std::size_t segment) const;
+  std::uint64_t io_key_of(std::size_t row, std::size_t segment) const;
 
   const RunData& run_;
   std::span<const std::uint8_t> waiting_;
+  std::vector<double> io_parts_;
+  std::vector<std::uint64_t> io_keys_;  // per detail signature entry
   std::vector<double> off_cpu_values_;
   std::vector<double> wait_values_;
   std::vector<IoRow> io_rows_;

@@ -126,15 +126,16 @@ double run_measured_threshold(const RunData& run, const std::vector<PrimaryGroup
   return est::measured_excess(cells, 1, cells.size()).threshold_s;
 }
 
-// Per member of the group: the worst detail rank's off-CPU excess.
+// Per member of the group: the worst detail rank's measured excess (off the
+// CPU, I/O stalls). Adds the members' largest I/O parts to `io_peer_s`.
 est::MeasuredDelayGroup rank_excess(const RunData& run, std::span<const std::size_t> members,
-                                    std::span<const std::uint8_t> waiting, MeasuredCells& measured) {
+                                    std::span<const std::uint8_t> waiting, MeasuredCells& measured, double& io_peer_s) {
   const std::size_t rows = run.detail.ranks.size();
   const std::size_t n = members.size();
   std::vector<double> cells(rows * n, 0.0);
   std::vector<double> column;
   for (std::size_t j = 0; j < n; ++j) {
-    measured.column(members[j], column, false);
+    io_peer_s += measured.column(members[j], column, true);
     for (std::size_t r = 0; r < rows; ++r) cells[r * n + j] = column[r];
   }
   return est::measured_excess(cells, rows, n, {}, waiting);
@@ -219,8 +220,9 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
     std::optional<double> pooled_threshold;
     if (const auto found = pooled.find(closing_call(run, members.front())); found != pooled.end())
       pooled_threshold = found->second;
-    const est::MeasuredDelayGroup ranks =
-        analysis.off_cpu_measured ? rank_excess(run, members, waiting, measured) : est::MeasuredDelayGroup{};
+    const est::MeasuredDelayGroup ranks = analysis.off_cpu_measured
+                                              ? rank_excess(run, members, waiting, measured, analysis.io_peer_excess_s)
+                                              : est::MeasuredDelayGroup{};
     const est::MeasuredDelayGroup boundary =
         boundary_excess(run, members, analysis.most_segments_delayed, pooled_threshold);
     analysis.rank_excess_s += ranks.total_excess_s;
@@ -241,10 +243,8 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
   // Segments in no usable group (the first one, rare phases) have no clean
   // level of their own: they take the run's, read from the grouped cells; the
   // time a rank spent waiting for a CPU needs none. Ranks that take turns on
-  // their node's CPUs with the job's own ranks have no such level. Their I/O
-  // is compared with the ranks that did the same I/O: nothing else tells a
-  // slow read of the input apart (in groups the durations do, and a rank's
-  // own recurring slower write is no interference).
+  // their node's CPUs with the job's own ranks have no such level: only their
+  // I/O against the ranks that did the same I/O counts.
   if (!per_rank) {
     analysis.measured_delay_s = std::accumulate(measured_at.begin(), measured_at.end(), 0.0);
     return added;
@@ -281,9 +281,9 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
     analysis.io_peer_excess_s += measured.column(segment, column, true);
     double excess = 0.0;
     for (std::size_t r = 0; r < column.size(); ++r) {
-      if (oversubscribed[r]) continue;
       const bool row_waiting = r < waiting.size() && waiting[r];
-      excess = std::max(excess, column[r] - (row_waiting ? waiting_threshold : run_threshold));
+      const double value = oversubscribed[r] ? measured.io_part(r) : column[r];
+      excess = std::max(excess, value - (row_waiting ? waiting_threshold : run_threshold));
     }
     analysis.rank_excess_s += excess;
     charge(segment, excess);
