@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <functional>
+#include <numeric>
 #include <set>
 
 #include "synthetic_run.hpp"
@@ -197,4 +198,35 @@ TEST_CASE("ranks taking turns on an oversubscribed node: what one slept beyond i
   for (const std::size_t s : delayed) run.segments.duration_s[s] -= 0.001;
   run.meta.run_time_s -= static_cast<double>(delayed.size()) * 0.001;
   CHECK(analyze_run(run, quick_parameters()).lost_percent < 0.5);
+}
+
+TEST_CASE("a write stalled on every segment of a group, against a rank that wrote the same", "[analysis]") {
+  // Every segment, ranks 1 and 2 write the same file (same calls and bytes);
+  // rank 2 takes 0.2 ms, rank 1 is stalled to 3 ms (15 times as long) and
+  // the others wait for it. No segment of the group is clean.
+  std::vector<std::size_t> all(200);
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  RunData run = cputime_run(all, 0.0028);
+  FeatureVector writing{};
+  writing[tremor::index(Feature::coll_all_to_all)] = 1;
+  writing[tremor::index(Feature::bytes_sent)] = 8;
+  writing[tremor::index(Feature::io_opens)] = 1;
+  writing[tremor::index(Feature::io_writes)] = 4;
+  writing[tremor::index(Feature::io_bytes_written)] = 65536;
+  for (const std::size_t r : {1, 2}) {
+    run.detail.signatures[run.detail.signature_offset[r]] = writing;  // the group's one entry
+  }
+  const auto io = [](double stalled) {
+    return [stalled](std::size_t r, std::size_t) { return r == 1 ? stalled : r == 2 ? 0.0002 : 0.0; };
+  };
+  for (double& wait : run.segments.late_wait_s) wait = 2e-6;
+  set_cells(run, Quantized::wait_time, [](std::size_t r, std::size_t) { return r == 1 ? 2e-6 : 0.0028; });
+  set_cells(run, Quantized::io_time, io(0.003));
+  const RunAnalysis result = analyze_run(run, quick_parameters());
+  REQUIRE(result.estimate_possible);
+  CHECK(result.io_peer_excess_s == Approx(200 * 0.0028).epsilon(0.02));
+  CHECK(result.lost_percent == Approx(100.0 * 200 * 0.0028 / run.meta.run_time_s).margin(1.0));
+  // 3 times as long: the spread of one file system, not a stall.
+  set_cells(run, Quantized::io_time, io(0.0006));
+  CHECK(analyze_run(run, quick_parameters()).io_peer_excess_s == 0.0);
 }
