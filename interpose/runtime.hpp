@@ -28,9 +28,10 @@ using tremor::Feature;
   counter.store(counter.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
 }
 
-// Accumulators of one thread. Only the owner writes them (bump); another
+// Accumulators of one thread. Only the owner writes them (bump, and a reset
+// to 0 when it closes a segment itself, under the boundary lock); another
 // thread closing a segment reads them through std::atomic_ref, the owner
-// plainly. Each closing thread keeps what it took, so no counter is ever
+// plainly. Another closing thread keeps what it took, so no counter is ever
 // reset by another thread.
 struct ThreadState {
   alignas(16) FeatureVector features{};
@@ -46,8 +47,9 @@ struct ThreadState {
   std::uint64_t last_counter = 0;         // the thread's last counter reading
   std::uint64_t last_counter_tick = 0;    // and when it was taken
 
-  // Written only by the thread closing a segment, under the boundary lock:
-  // the part of the counts above that closed segments already hold.
+  // Written only by a thread closing a segment, under the boundary lock: the
+  // part of the counts above that closed segments already hold (0 after the
+  // owner's own reset).
   alignas(16) FeatureVector taken_features{};
   std::uint64_t taken_mpi_ticks = 0;
   std::uint64_t taken_io_ticks = 0;
@@ -64,7 +66,8 @@ extern constinit thread_local ThreadState* t_state __attribute__((tls_model("ini
 // Registers the calling thread (allocates once); nullptr if memory ran out.
 ThreadState* register_current_thread() noexcept;
 // Head of the registry (for summing at segment boundaries).
-ThreadState* registered_threads() noexcept;
+extern std::atomic<ThreadState*> g_threads;
+inline ThreadState* registered_threads() noexcept { return g_threads.load(std::memory_order_acquire); }
 
 inline std::uint64_t monotonic_ns() noexcept {
   timespec now{};

@@ -130,11 +130,7 @@ bool SpillWriter::encode_new(const SegmentStore& store) noexcept {
       return false;
     }
     // Straight from the store into the block: no intermediate copy.
-    char* records = begin_spill_block(block_.get(), new_kinds_);
-    for (std::size_t s = 0; s < segments; ++s) {
-      const SpillSegmentRecord record{store.codes(first + s), store.kind_of(first + s)};
-      std::memcpy(records + s * sizeof record, &record, sizeof record);
-    }
+    store.copy_spill_records(first, segments, begin_spill_block(block_.get(), new_kinds_));
     seal_spill_block(block_.get(), first, new_kinds_.size(), segments);
     block_bytes_ = bytes;
   }

@@ -24,10 +24,10 @@ struct FinalizedSegments {
   std::size_t segments = 0;
   std::array<BinTable, kQuantizedCount> bins;                         // per metric, one per code used, ascending
   std::array<std::vector<std::uint16_t>, kQuantizedCount> bin_index;  // per metric, [segments]
-  std::vector<FeatureVector> signatures;                             // dictionary, first-seen order
-  std::vector<std::uint32_t> signature_index;                        // [segments]
-  std::vector<std::uint16_t> closing_call;                           // [segments]
-  QuantizedValues raw_totals{};                                      // unquantized sums
+  std::vector<FeatureVector> signatures;                              // dictionary, first-seen order
+  std::vector<std::uint32_t> signature_index;                         // [segments]
+  std::vector<std::uint16_t> closing_call;                            // [segments]
+  QuantizedValues raw_totals{};                                       // unquantized sums
   FeatureVector raw_feature_totals{};
   std::uint64_t non_finite_values = 0;  // values stored as 0 because they were NaN/Inf
   std::uint64_t dropped_segments = 0;   // not stored because memory ran out
@@ -40,6 +40,10 @@ class SegmentStore {
   // Records one closed segment. noexcept; returns false if memory ran out, in
   // which case nothing of the segment is stored (it is counted as dropped).
   bool append(const QuantizedValues& values, const FeatureVector& features, std::uint16_t closing_call) noexcept;
+  // The same for a segment whose features and closing call the caller found
+  // equal to those of the last segment stored: no comparison, no lookup.
+  // Precondition: a segment was stored.
+  bool append_same_kind(const QuantizedValues& values) noexcept;
 
   // Finalised tables; the store stays usable (appending may continue).
   FinalizedSegments finalize();
@@ -58,6 +62,8 @@ class SegmentStore {
     const std::uint16_t kind = records_[segment].kind;
     return kind != kWideKind ? kind : wide_kind_of(segment);
   }
+  // Segments [first, first + count) as the spill's 16-byte records (tremor/spill.hpp), to `out`.
+  void copy_spill_records(std::size_t first, std::size_t count, char* out) const noexcept;
 
  private:
   // One segment: the metrics' codes and the id of its kind, 14 bytes.
@@ -90,6 +96,8 @@ class SegmentStore {
   bool new_kind_id(const FeatureVector& features, std::uint16_t closing_call, std::uint32_t* id) noexcept;
   // Counts the values that are not finite and sets them to 0.
   void count_non_finite(QuantizedValues& values) noexcept;
+  // Codes, totals and record of a segment of a known kind; room for it is reserved.
+  void store_reserved(const QuantizedValues& values, std::uint32_t kind) noexcept;
 
   ChunkedArray<Record> records_;
   ChunkedArray<WideKind> wide_kinds_;
