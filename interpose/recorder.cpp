@@ -162,6 +162,7 @@ void Recorder::start() noexcept {
     open_spill();
     started_ = true;
     tick_seconds_ = seconds_per_tick();
+    ns_per_tick_ = tick_seconds_ * 1e9;
     g_started_recorder = this;
     init_tick_ = ticks();
     segment_start_tick_ = init_tick_;
@@ -198,10 +199,9 @@ namespace {
   return part;
 }
 
-// The calling thread's own counts, read plainly and reset to 0: only it
-// writes them, and another closing thread reads them only under the boundary
-// lock, which the caller holds. Its taken_* stay 0 while no other thread
-// closes a segment.
+// The calling thread's own counts with other threads registered, read
+// plainly and reset to 0: only it writes them, and another closing thread
+// reads them only under the boundary lock, which the caller holds.
 [[gnu::always_inline]] inline void take_own_counts(ThreadState& state, FeatureVector& features,
                                                    std::uint64_t& mpi_ticks, std::uint64_t& io_ticks) noexcept {
   for (std::size_t i = 0; i < kFeatureCount; ++i) features[i] = state.features[i] - state.taken_features[i];
@@ -213,49 +213,49 @@ namespace {
   state.io_ticks = state.taken_io_ticks = 0;
 }
 
-// Whether the calling thread's own features, with nothing taken by others,
-// equal `last`: two at a time.
-[[gnu::always_inline]] inline bool own_features_equal(const ThreadState& state, const FeatureVector& last) noexcept {
+// Whether all of the calling thread's own features are 0: sixteen words ORed
+// two at a time.
+[[gnu::always_inline]] inline bool own_features_zero(const ThreadState& state) noexcept {
   using Pair = std::uint64_t __attribute__((vector_size(16)));
   static_assert(kFeatureCount % 2 == 0);
-  Pair differs{};
+  Pair any{};
 #pragma GCC unroll 8
   for (std::size_t i = 0; i < kFeatureCount; i += 2) {
     Pair now;
-    Pair before;
     std::memcpy(&now, &state.features[i], sizeof now);
-    std::memcpy(&before, &last[i], sizeof before);
-    differs |= now ^ before;
+    any |= now;
   }
-  return (differs[0] | differs[1]) == 0;
+  return (any[0] | any[1]) == 0;
 }
 
-// 16-byte stores (the compiler's memset of them is rep stos, 16 steps).
-[[gnu::always_inline]] inline void clear_features(FeatureVector& features) noexcept {
-  using Pair = std::uint64_t __attribute__((vector_size(16)));
-  const Pair zero{};
-#pragma GCC unroll 8
-  for (std::size_t i = 0; i < kFeatureCount; i += 2) std::memcpy(&features[i], &zero, sizeof zero);
+// Counts and tick differences, far below 2^63: one instruction, where an
+// unsigned conversion tests the top bit first (a difference wrapped by a
+// clock going back reads as negative, whose code is 0).
+[[gnu::always_inline]] inline double signed_double(std::uint64_t value) noexcept {
+  return static_cast<double>(static_cast<std::int64_t>(value));
 }
 
 }  // namespace
 
 bool Recorder::take_new_counts(NewCounts& counts, std::uint16_t call) noexcept {
   ThreadState* const caller = t_state;
-  const bool same_call = has_last_kind_ && call == last_call_;
   ThreadState* const threads = registered_threads();
   if (caller != nullptr && threads == caller && caller->next == nullptr) [[likely]] {
-    // The only thread (so nothing is taken from it by others): when its
-    // features are the last kind's, they are only reset (not copied).
-    if (same_call && own_features_equal(*caller, last_features_)) {
-      counts.mpi_ticks = caller->mpi_ticks;
-      counts.io_ticks = caller->io_ticks;
-      clear_features(caller->features);
-      caller->mpi_ticks = 0;
-      caller->io_ticks = 0;
+    // The only thread, so only it takes its counts. Its features restart
+    // from its last kind's negated (and so do its taken ones): they read 0
+    // exactly when the segment has the last kind's features (mod 2^64).
+    counts.mpi_ticks = caller->mpi_ticks - caller->taken_mpi_ticks;
+    counts.io_ticks = caller->io_ticks - caller->taken_io_ticks;
+    caller->mpi_ticks = caller->taken_mpi_ticks = 0;
+    caller->io_ticks = caller->taken_io_ticks = 0;
+    if (has_last_kind_ && call == last_call_ && own_features_zero(*caller)) {
+      caller->features = caller->taken_features;
       return true;
     }
-    take_own_counts(*caller, counts.features, counts.mpi_ticks, counts.io_ticks);
+    for (std::size_t i = 0; i < kFeatureCount; ++i) {
+      counts.features[i] = caller->features[i] - caller->taken_features[i];
+      caller->features[i] = caller->taken_features[i] = 0 - counts.features[i];  // the kind stored next
+    }
     return false;
   }
   return take_counts_of_all_threads(counts, call);
@@ -294,13 +294,13 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
   const double tick = tick_seconds_;
 
   QuantizedValues values{};
-  values[index(Quantized::duration)] = static_cast<double>(end - segment_start_tick_) * tick;
-  values[index(Quantized::mpi_time)] = static_cast<double>(counts.mpi_ticks) * tick;
-  values[index(Quantized::io_time)] = static_cast<double>(counts.io_ticks) * tick;
-  values[index(Quantized::wait_time)] = static_cast<double>(end - start) * tick;
+  values[index(Quantized::duration)] = signed_double(end - segment_start_tick_) * tick;
+  values[index(Quantized::mpi_time)] = signed_double(counts.mpi_ticks) * tick;
+  values[index(Quantized::io_time)] = signed_double(counts.io_ticks) * tick;
+  values[index(Quantized::wait_time)] = signed_double(end - start) * tick;
   const bool work_known =
       work_at_entry.valid && work_at_segment_start_.valid && work_at_entry.value >= work_at_segment_start_.value;
-  double work = work_known ? static_cast<double>(work_at_entry.value - work_at_segment_start_.value) : 0.0;
+  double work = work_known ? signed_double(work_at_entry.value - work_at_segment_start_.value) : 0.0;
   ThreadState* const caller = t_state;
   const bool cputime = counter_.measures_cpu_time();
   if (cputime && caller != nullptr) {
@@ -309,7 +309,7 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
     // calls is in the delta: short calls busy-poll (their wall time is CPU
     // time), long ones were measured (account_long_call).
     const double inside_ns =
-        static_cast<double>(caller->short_inside_ticks) * tick * 1e9 + static_cast<double>(caller->long_inside_counter);
+        signed_double(caller->short_inside_ticks) * ns_per_tick_ + signed_double(caller->long_inside_counter);
     work = std::max(0.0, work - inside_ns);
   }
   if (caller != nullptr) {

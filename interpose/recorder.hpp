@@ -125,6 +125,7 @@ class Recorder {
   std::uint64_t work_start_tick_ = 0;  // when work_at_segment_start_ was read
   double start_time_unix_ = 0.0;
   double tick_seconds_ = 1e-9;  // seconds_per_tick(), fixed once recording starts
+  double ns_per_tick_ = 1.0;
   // The last stored segment's kind, compared at each boundary while its
   // features are taken (a store lookup only when it changes).
   FeatureVector last_features_{};

@@ -17,6 +17,8 @@
 #define TREMOR_EXPORT __attribute__((visibility("default")))
 
 namespace tremor::interpose {
+// Internal to the library: the hot path reads its globals directly, not through the GOT.
+#pragma GCC visibility push(hidden)
 
 using tremor::Feature;
 
@@ -29,7 +31,7 @@ using tremor::Feature;
 }
 
 // Accumulators of one thread. Only the owner writes them (bump, and a reset
-// to 0 when it closes a segment itself, under the boundary lock); another
+// when it closes a segment itself, under the boundary lock); another
 // thread closing a segment reads them through std::atomic_ref, the owner
 // plainly. Another closing thread keeps what it took, so no counter is ever
 // reset by another thread.
@@ -48,8 +50,8 @@ struct ThreadState {
   std::uint64_t last_counter_tick = 0;    // and when it was taken
 
   // Written only by a thread closing a segment, under the boundary lock: the
-  // part of the counts above that closed segments already hold (0 after the
-  // owner's own reset).
+  // part of the counts above that closed segments already hold (for the only
+  // thread, the counts' starting point: Recorder::take_new_counts).
   alignas(16) FeatureVector taken_features{};
   std::uint64_t taken_mpi_ticks = 0;
   std::uint64_t taken_io_ticks = 0;
@@ -160,4 +162,5 @@ class InsideTremor {
   ThreadState* state_;
 };
 
+#pragma GCC visibility pop
 }  // namespace tremor::interpose

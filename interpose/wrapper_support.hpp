@@ -16,6 +16,8 @@
 #include "tremor/counters/counter_source.hpp"
 
 namespace tremor::interpose {
+// Internal to the library: the hot path reads its globals directly, not through the GOT.
+#pragma GCC visibility push(hidden)
 
 // The next definition of an MPI symbol after Tremor's (a stacked injector or
 // the MPI library): Tremor defines both MPI_X and PMPI_X.
@@ -49,6 +51,12 @@ extern constinit thread_local std::array<TypeSizeEntry, 1U << kTypeSizeSlotBits>
 std::uint64_t type_size_miss(MPI_Datatype datatype, TypeSizeEntry& entry, std::uint64_t generation) noexcept;
 inline std::uint64_t type_bytes(long long count, MPI_Datatype datatype) noexcept {
   if (count <= 0) return 0;
+#if defined(MPICH)
+  // A predefined MPICH type's handle holds its size (kind bits 01, size in
+  // bits 8-15: what MPICH's own MPI_Type_size reads).
+  if ((static_cast<unsigned>(datatype) >> 30) == 1U)
+    return static_cast<std::uint64_t>(count) * ((static_cast<unsigned>(datatype) >> 8) & 0xFFU);
+#endif
   const std::uintptr_t key = handle_key(datatype);
   const std::uint64_t generation = g_type_generation.load(std::memory_order_acquire);
   // Fibonacci hashing spreads both MPICH's small ints and Open MPI's pointers.
@@ -133,4 +141,5 @@ WorkReading busy_since_last_read(const ThreadState& state, std::uint64_t since) 
 // Closes the open segment after a boundary collective returned.
 void close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkReading work_at_entry) noexcept;
 
+#pragma GCC visibility pop
 }  // namespace tremor::interpose

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <new>
 #include <unordered_map>
@@ -149,6 +150,10 @@ alignas(16) constexpr std::array<double, kQuantizedCount> kUnits = [] {
 
 bool SegmentStore::append(const QuantizedValues& values, const FeatureVector& features,
                           std::uint16_t closing_call) noexcept {
+  if (pending_count_ != 0 && !store_pending()) [[unlikely]] {
+    ++dropped_;
+    return false;
+  }
   // Reserve everything first so a failed allocation leaves no partial segment.
   // Consecutive segments usually share their kind: compared before hashing.
   std::uint32_t kind = last_kind_;
@@ -163,12 +168,43 @@ bool SegmentStore::append(const QuantizedValues& values, const FeatureVector& fe
   return true;
 }
 
-bool SegmentStore::append_same_kind(const QuantizedValues& values) noexcept {
-  if (!records_.reserve_next() || (last_kind_ >= kWideKind && !wide_kinds_.reserve_next())) [[unlikely]] {
-    ++dropped_;
-    return false;
+bool SegmentStore::store_pending() noexcept {
+  const std::size_t count = std::exchange(pending_count_, 0);
+#if defined(__SSE2__)
+  // The common batch: one short kind id, room in the current chunk and
+  // finite values (their sums stay finite): totals first, then codes, without
+  // a test per segment.
+  if (count != 0 && last_kind_ < kWideKind && records_.room() >= count) {
+    __m128d totals[3];
+    for (int p = 0; p < 3; ++p) totals[p] = _mm_loadu_pd(&raw_totals_[2 * p]);
+    for (std::size_t i = 0; i < count; ++i)
+      for (int p = 0; p < 3; ++p) totals[p] = _mm_add_pd(totals[p], _mm_loadu_pd(&pending_[i][2 * p]));
+    const __m128d zero = _mm_setzero_pd();
+    const __m128d probe =
+        _mm_add_pd(_mm_add_pd(_mm_mul_pd(totals[0], zero), _mm_mul_pd(totals[1], zero)), _mm_mul_pd(totals[2], zero));
+    if (_mm_movemask_pd(_mm_cmpunord_pd(probe, probe)) == 0) [[likely]] {
+      for (int p = 0; p < 3; ++p) _mm_storeu_pd(&raw_totals_[2 * p], totals[p]);
+      Record* const out = records_.claim(count);
+      const auto kind = static_cast<std::uint16_t>(last_kind_);
+      for (std::size_t i = 0; i < count; ++i) {
+        const __m128d pairs[3] = {_mm_loadu_pd(&pending_[i][0]), _mm_loadu_pd(&pending_[i][2]),
+                                  _mm_loadu_pd(&pending_[i][4])};
+        Record record;
+        encode_six(pairs, record.codes);
+        record.kind = kind;
+        out[i] = record;
+      }
+      return true;
+    }
   }
-  store_reserved(values, last_kind_);
+#endif
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!records_.reserve_next() || (last_kind_ >= kWideKind && !wide_kinds_.reserve_next())) [[unlikely]] {
+      dropped_ += count - i;
+      return false;
+    }
+    store_reserved(pending_[i], last_kind_);
+  }
   return true;
 }
 
@@ -179,17 +215,19 @@ void SegmentStore::copy_spill_records(std::size_t first, std::size_t count, char
     const Record* stored = &records_[s];
     const std::size_t run = std::min(end - s, kChunk - s % kChunk);
     for (std::size_t i = 0; i < run; ++i) {
-      SpillSegmentRecord record;
-      record.codes = stored[i].codes;
-      record.kind = stored[i].kind != kWideKind ? stored[i].kind : wide_kind_of(s + i);
-      std::memcpy(out, &record, sizeof record);
-      out += sizeof record;
+      // Field by field into the record's place: codes, then the 4-byte kind.
+      static_assert(offsetof(SpillSegmentRecord, kind) == sizeof(Record::codes));
+      const std::uint32_t kind = stored[i].kind != kWideKind ? stored[i].kind : wide_kind_of(s + i);
+      std::memcpy(out, stored[i].codes.data(), sizeof(Record::codes));
+      std::memcpy(out + sizeof(Record::codes), &kind, sizeof kind);
+      out += sizeof(SpillSegmentRecord);
     }
     s += run;
   }
 }
 
 FinalizedSegments SegmentStore::finalize() {
+  store_pending();
   FinalizedSegments out;
   const std::size_t n = records_.size();
   out.segments = n;

@@ -43,6 +43,16 @@ class ChunkedArray {
     ++size_;
   }
 
+  // Elements that fit in the current chunk without allocating, and taking
+  // n <= room() of them at once (the caller writes them).
+  std::size_t room() const noexcept { return static_cast<std::size_t>(chunk_end_ - next_); }
+  T* claim(std::size_t n) noexcept {
+    T* const first = next_;
+    next_ += n;
+    size_ += n;
+    return first;
+  }
+
   T& operator[](std::size_t i) noexcept { return chunks_[i / kChunk][i % kChunk]; }
   const T& operator[](std::size_t i) const noexcept { return chunks_[i / kChunk][i % kChunk]; }
   std::size_t size() const noexcept { return size_; }
