@@ -161,13 +161,14 @@ void Recorder::start() noexcept {
     collect_environment();  // once, here: nothing of it runs in the recording loop
     open_spill();
     started_ = true;
+    storing_ = true;
     tick_seconds_ = seconds_per_tick();
     ns_per_tick_ = tick_seconds_ * 1e9;
     g_started_recorder = this;
     init_tick_ = ticks();
     segment_start_tick_ = init_tick_;
     NewCounts before_start;  // nothing is counted before recording starts; to be sure
-    take_new_counts(before_start, 0);
+    take_new_counts(before_start, 0, t_state);
     work_at_segment_start_ = read_work();
     work_start_tick_ = ticks();
     current_segment_.store(0, std::memory_order_relaxed);
@@ -186,6 +187,7 @@ void Recorder::start() noexcept {
   } catch (...) {
     g_recording.store(false);
     started_ = false;
+    storing_ = false;
   }
 }
 
@@ -237,8 +239,7 @@ namespace {
 
 }  // namespace
 
-bool Recorder::take_new_counts(NewCounts& counts, std::uint16_t call) noexcept {
-  ThreadState* const caller = t_state;
+bool Recorder::take_new_counts(NewCounts& counts, std::uint16_t call, ThreadState* caller) noexcept {
   ThreadState* const threads = registered_threads();
   if (caller != nullptr && threads == caller && caller->next == nullptr) [[likely]] {
     // The only thread, so only it takes its counts. Its features restart
@@ -287,10 +288,10 @@ bool Recorder::store_segment(const QuantizedValues& values, const NewCounts& cou
 }
 
 void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkReading work_at_entry) noexcept {
-  if (!started_ || store_failed_) return;
+  if (!storing_) return;
   std::lock_guard lock(boundary_lock_);
   NewCounts counts;
-  const bool same_kind = take_new_counts(counts, static_cast<std::uint16_t>(call));
+  const bool same_kind = take_new_counts(counts, static_cast<std::uint16_t>(call), t_state);
   const double tick = tick_seconds_;
 
   QuantizedValues values{};
@@ -356,6 +357,7 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
 
 void Recorder::stop_out_of_memory() noexcept {
   store_failed_ = true;
+  storing_ = false;
   warn("out of memory for segments; recording stops here, the data so far is kept");
 }
 

@@ -103,7 +103,7 @@ class Recorder {
   // The threads' counts since the last boundary, summed, marked as taken;
   // true if their features and `call` are the last stored segment's, and
   // then counts.features is left unwritten. Under the boundary lock.
-  bool take_new_counts(NewCounts& counts, std::uint16_t call) noexcept;
+  bool take_new_counts(NewCounts& counts, std::uint16_t call, ThreadState* caller) noexcept;
   // The same with more than one thread registered.
   [[gnu::noinline]] bool take_counts_of_all_threads(NewCounts& counts, std::uint16_t call) noexcept;
   [[gnu::noinline, gnu::cold]] void stop_out_of_memory() noexcept;
@@ -135,6 +135,7 @@ class Recorder {
   int world_rank_ = 0;
   bool started_ = false;
   bool store_failed_ = false;
+  bool storing_ = false;  // started_ and not store_failed_: one test per boundary
   std::atomic<long long> current_segment_{-1};
 };
 
