@@ -112,10 +112,20 @@ def mpi_wrapper(name, params, kind, rule):
     # and the depth guard keeps a call from being counted twice. The real
     # function is the next PMPI_X in the search order (a stacked injector or
     # the MPI library).
+    # The next definition: the pointer starts at a resolver that looks it up
+    # at the first call and puts it in its place, so a call loads and jumps
+    # (no guard variable, no test).
     lines = [f"using {cid}_fn = int (*)({params});",
+             f"int resolve_{cid}({params});",
+             f"constinit std::atomic<{cid}_fn> next_{cid}{{&resolve_{cid}}};",
+             f"int resolve_{cid}({params}) {{",
+             f'  const auto real = reinterpret_cast<{cid}_fn>(next_mpi_symbol("P{name}"));',
+             "  if (!real) return MPI_ERR_INTERN;",
+             f"  next_{cid}.store(real, std::memory_order_relaxed);",
+             f"  return real({arglist});",
+             "}",
              f"int record_{cid}({params}) {{",
-             f'  static const auto real = reinterpret_cast<{cid}_fn>(next_mpi_symbol("P{name}"));',
-             "  if (!real) return MPI_ERR_INTERN;"]
+             f"  const {cid}_fn real = next_{cid}.load(std::memory_order_relaxed);"]
     if kind == "type_free":
         # Before the recording check: a type freed inside a nested call (an
         # attribute delete callback) must not leave a stale size behind.

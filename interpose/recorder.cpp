@@ -32,10 +32,16 @@ Recorder& Recorder::instance() noexcept {
 
 WorkReading read_work() noexcept { return Recorder::instance().read_work(); }
 
+namespace {
+// Set once recording starts; wrappers reach close_segment only after that.
+constinit Recorder* g_started_recorder = nullptr;
+}  // namespace
+constinit const counters::CounterSource* g_counter = nullptr;
+
 // Flattened: the wrappers' one call at a boundary.
 [[gnu::flatten]] void close_segment(CallId call, std::uint64_t start, std::uint64_t end,
                                     WorkReading work_at_entry) noexcept {
-  Recorder::instance().close_segment(call, start, end, work_at_entry);
+  g_started_recorder->close_segment(call, start, end, work_at_entry);
 }
 
 namespace {
@@ -65,20 +71,9 @@ std::string oversubscription() {
 
 WorkReading Recorder::read_work() const noexcept { return WorkReading{counter_.read(), true}; }
 
-// With the CPU-time counter a read is a system call (0.4-0.8 us on the build
-// VM, most of a boundary's cost). A thread that read it less than 20 us ago
-// cannot have been descheduled for longer than that since, so the time since
-// is taken as busy, as for a short MPI call, and the read is skipped: only
-// back-to-back boundaries (segments under 20 us) skip it, and the next real
-// reading takes any difference (at most that 20 us) into the next segment.
-WorkReading boundary_entry_work(ThreadState& state) noexcept {
-  const std::uint64_t now = ticks();
-  const std::uint64_t since = now - state.last_counter_tick;
-  if (since < g_boundary_busy_ticks) {
-    const double busy_ns = static_cast<double>(since) * seconds_per_tick() * 1e9;
-    return WorkReading{state.last_counter + static_cast<std::uint64_t>(busy_ns), true};
-  }
-  return read_work();
+WorkReading busy_since_last_read(const ThreadState& state, std::uint64_t since) noexcept {
+  const double busy_ns = static_cast<double>(since) * seconds_per_tick() * 1e9;
+  return WorkReading{state.last_counter + static_cast<std::uint64_t>(busy_ns), true};
 }
 
 void refresh_counter(ThreadState& state, std::uint64_t now) noexcept {
@@ -130,6 +125,7 @@ void Recorder::start() noexcept {
     const std::string oversubscribed = oversubscription();
     auto opened = counters::open_counter_source(config_.counters, {.switch_records = oversubscribed.empty()});
     counter_ = opened.source;
+    g_counter = &counter_;
     store_ = std::make_unique<SegmentStore>();
     start_time_unix_ = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 
@@ -165,10 +161,14 @@ void Recorder::start() noexcept {
     collect_environment();  // once, here: nothing of it runs in the recording loop
     open_spill();
     started_ = true;
+    storing_ = true;
+    tick_seconds_ = seconds_per_tick();
+    ns_per_tick_ = tick_seconds_ * 1e9;
+    g_started_recorder = this;
     init_tick_ = ticks();
     segment_start_tick_ = init_tick_;
     NewCounts before_start;  // nothing is counted before recording starts; to be sure
-    take_new_counts(before_start);
+    take_new_counts(before_start, 0, t_state);
     work_at_segment_start_ = read_work();
     work_start_tick_ = ticks();
     current_segment_.store(0, std::memory_order_relaxed);
@@ -187,6 +187,7 @@ void Recorder::start() noexcept {
   } catch (...) {
     g_recording.store(false);
     started_ = false;
+    storing_ = false;
   }
 }
 
@@ -200,50 +201,94 @@ namespace {
   return part;
 }
 
-// The same for the calling thread's own features, read plainly (only it
-// writes them), two at a time.
-[[gnu::always_inline]] inline void take_own_features(ThreadState& state, FeatureVector& parts) noexcept {
+// The calling thread's own counts with other threads registered, read
+// plainly and reset to 0: only it writes them, and another closing thread
+// reads them only under the boundary lock, which the caller holds.
+[[gnu::always_inline]] inline void take_own_counts(ThreadState& state, FeatureVector& features,
+                                                   std::uint64_t& mpi_ticks, std::uint64_t& io_ticks) noexcept {
+  for (std::size_t i = 0; i < kFeatureCount; ++i) features[i] = state.features[i] - state.taken_features[i];
+  mpi_ticks = state.mpi_ticks - state.taken_mpi_ticks;
+  io_ticks = state.io_ticks - state.taken_io_ticks;
+  state.features = {};
+  state.taken_features = {};
+  state.mpi_ticks = state.taken_mpi_ticks = 0;
+  state.io_ticks = state.taken_io_ticks = 0;
+}
+
+// Whether all of the calling thread's own features are 0: sixteen words ORed
+// two at a time.
+[[gnu::always_inline]] inline bool own_features_zero(const ThreadState& state) noexcept {
   using Pair = std::uint64_t __attribute__((vector_size(16)));
   static_assert(kFeatureCount % 2 == 0);
+  Pair any{};
 #pragma GCC unroll 8
   for (std::size_t i = 0; i < kFeatureCount; i += 2) {
     Pair now;
-    Pair taken;
     std::memcpy(&now, &state.features[i], sizeof now);
-    std::memcpy(&taken, &state.taken_features[i], sizeof taken);
-    const Pair part = now - taken;
-    std::memcpy(&parts[i], &part, sizeof part);
-    std::memcpy(&state.taken_features[i], &now, sizeof now);
+    any |= now;
   }
+  return (any[0] | any[1]) == 0;
+}
+
+// Counts and tick differences, far below 2^63: one instruction, where an
+// unsigned conversion tests the top bit first (a difference wrapped by a
+// clock going back reads as negative, whose code is 0).
+[[gnu::always_inline]] inline double signed_double(std::uint64_t value) noexcept {
+  return static_cast<double>(static_cast<std::int64_t>(value));
 }
 
 }  // namespace
 
-void Recorder::take_new_counts(NewCounts& counts) noexcept {
-  ThreadState* const caller = t_state;
-  bool assigned = false;
-  if (caller != nullptr) {  // nearly always the only thread
-    take_own_features(*caller, counts.features);
+bool Recorder::take_new_counts(NewCounts& counts, std::uint16_t call, ThreadState* caller) noexcept {
+  ThreadState* const threads = registered_threads();
+  if (caller != nullptr && threads == caller && caller->next == nullptr) [[likely]] {
+    // The only thread, so only it takes its counts. Its features restart
+    // from its last kind's negated (and so do its taken ones): they read 0
+    // exactly when the segment has the last kind's features (mod 2^64).
     counts.mpi_ticks = caller->mpi_ticks - caller->taken_mpi_ticks;
     counts.io_ticks = caller->io_ticks - caller->taken_io_ticks;
-    caller->taken_mpi_ticks = caller->mpi_ticks;
-    caller->taken_io_ticks = caller->io_ticks;
-    assigned = true;
+    caller->mpi_ticks = caller->taken_mpi_ticks = 0;
+    caller->io_ticks = caller->taken_io_ticks = 0;
+    if (has_last_kind_ && call == last_call_ && own_features_zero(*caller)) {
+      caller->features = caller->taken_features;
+      return true;
+    }
+    for (std::size_t i = 0; i < kFeatureCount; ++i) {
+      counts.features[i] = caller->features[i] - caller->taken_features[i];
+      caller->features[i] = caller->taken_features[i] = 0 - counts.features[i];  // the kind stored next
+    }
+    return false;
   }
-  for (ThreadState* state = registered_threads(); state != nullptr; state = state->next) {
+  return take_counts_of_all_threads(counts, call);
+}
+
+bool Recorder::take_counts_of_all_threads(NewCounts& counts, std::uint16_t call) noexcept {
+  ThreadState* const caller = t_state;
+  ThreadState* const threads = registered_threads();
+  counts = NewCounts{};
+  if (caller != nullptr) take_own_counts(*caller, counts.features, counts.mpi_ticks, counts.io_ticks);
+  for (ThreadState* state = threads; state != nullptr; state = state->next) {
     if (state == caller) continue;
-    if (!assigned) counts = NewCounts{};
-    assigned = true;
     for (std::size_t i = 0; i < kFeatureCount; ++i)
       counts.features[i] += take(state->features[i], state->taken_features[i]);
     counts.mpi_ticks += take(state->mpi_ticks, state->taken_mpi_ticks);
     counts.io_ticks += take(state->io_ticks, state->taken_io_ticks);
   }
-  if (!assigned) counts = NewCounts{};
+  return has_last_kind_ && call == last_call_ && counts.features == last_features_;
+}
+
+bool Recorder::store_segment(const QuantizedValues& values, const NewCounts& counts, std::uint16_t call,
+                             bool same_kind) noexcept {
+  if (same_kind) return store_->append_same_kind(values);
+  if (!store_->append(values, counts.features, call)) return false;
+  last_features_ = counts.features;
+  last_call_ = call;
+  has_last_kind_ = true;
+  return true;
 }
 
 void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkReading work_at_entry) noexcept {
-  if (!started_ || store_failed_) return;
+  if (!storing_) return;
   std::lock_guard lock(boundary_lock_);
   ThreadState* const caller = t_state;
   const bool cputime = counter_.measures_cpu_time();
@@ -254,24 +299,24 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
   const WorkReading at_exit = reuse_entry ? work_at_entry : read_work();
   const std::uint64_t exit_tick = reuse_entry ? start : ticks();
   NewCounts counts;
-  take_new_counts(counts);
-  const double tick = seconds_per_tick();
+  const bool same_kind = take_new_counts(counts, static_cast<std::uint16_t>(call), caller);
+  const double tick = tick_seconds_;
 
   QuantizedValues values{};
-  values[index(Quantized::duration)] = static_cast<double>(end - segment_start_tick_) * tick;
-  values[index(Quantized::mpi_time)] = static_cast<double>(counts.mpi_ticks) * tick;
-  values[index(Quantized::io_time)] = static_cast<double>(counts.io_ticks) * tick;
-  values[index(Quantized::wait_time)] = static_cast<double>(end - start) * tick;
+  values[index(Quantized::duration)] = signed_double(end - segment_start_tick_) * tick;
+  values[index(Quantized::mpi_time)] = signed_double(counts.mpi_ticks) * tick;
+  values[index(Quantized::io_time)] = signed_double(counts.io_ticks) * tick;
+  values[index(Quantized::wait_time)] = signed_double(end - start) * tick;
   const bool work_known =
       work_at_entry.valid && work_at_segment_start_.valid && work_at_entry.value >= work_at_segment_start_.value;
-  double work = work_known ? static_cast<double>(work_at_entry.value - work_at_segment_start_.value) : 0.0;
+  double work = work_known ? signed_double(work_at_entry.value - work_at_segment_start_.value) : 0.0;
   if (cputime && caller != nullptr) {
     // The counter is read at boundaries and at the exit of long calls only
     // (a read costs 0.2-1 us), so the CPU of the segment's other MPI and I/O
     // calls is in the delta: short calls busy-poll (their wall time is CPU
     // time), long ones were measured (account_long_call).
     const double inside_ns =
-        static_cast<double>(caller->short_inside_ticks) * tick * 1e9 + static_cast<double>(caller->long_inside_counter);
+        signed_double(caller->short_inside_ticks) * ns_per_tick_ + signed_double(caller->long_inside_counter);
     work = std::max(0.0, work - inside_ns);
   }
   if (caller != nullptr) {
@@ -284,23 +329,22 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
     // time from the reading that opened the segment to the boundary's entry,
     // minus the CPU time in between (nanoseconds) and the I/O calls' wall
     // time (blocking on a file is the I/O's own cost, measured apart).
-    const double wall = static_cast<double>(start - work_start_tick_) * tick;
-    const double cpu = static_cast<double>(work_at_entry.value - work_at_segment_start_.value) * 1e-9;
+    const double wall = signed_double(start - work_start_tick_) * tick;
+    const double cpu = signed_double(work_at_entry.value - work_at_segment_start_.value) * 1e-9;
     double off_cpu = std::max(0.0, wall - values[index(Quantized::io_time)] - cpu);
     // And inside a long boundary collective: MPI polls while it waits, so time
     // off the CPU there was slept (a delay inside the call) or taken by
     // something else. The analysis removes what a rank spent waiting for a
     // later rank anyway (a library that blocks while it waits).
     if (!reuse_entry && at_exit.valid && at_exit.value >= work_at_entry.value) {
-      const double inside_wall = static_cast<double>(exit_tick - start) * tick;
-      off_cpu += std::max(0.0, inside_wall - static_cast<double>(at_exit.value - work_at_entry.value) * 1e-9);
+      const double inside_wall = signed_double(exit_tick - start) * tick;
+      off_cpu += std::max(0.0, inside_wall - signed_double(at_exit.value - work_at_entry.value) * 1e-9);
     }
     values[index(Quantized::off_cpu_time)] = off_cpu;
   }
 
-  if (!store_->append(values, counts.features, static_cast<std::uint16_t>(call))) {
-    store_failed_ = true;
-    warn("out of memory for segments; recording stops here, the data so far is kept");
+  if (!store_segment(values, counts, static_cast<std::uint16_t>(call), same_kind)) [[unlikely]] {
+    stop_out_of_memory();
   } else {
     spill_.add(*store_, end);
   }
@@ -321,6 +365,12 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
     caller->last_counter = work_at_segment_start_.value;
     caller->last_counter_tick = work_start_tick_;
   }
+}
+
+void Recorder::stop_out_of_memory() noexcept {
+  store_failed_ = true;
+  storing_ = false;
+  warn("out of memory for segments; recording stops here, the data so far is kept");
 }
 
 bool Recorder::finish() noexcept {

@@ -32,9 +32,8 @@ namespace tremor::interpose {
 class BoundaryLock {
  public:
   void lock() noexcept {
-    while (busy_.exchange(true, std::memory_order_acquire)) {
-      while (busy_.load(std::memory_order_relaxed)) sched_yield();
-    }
+    if (busy_.exchange(true, std::memory_order_acquire)) [[unlikely]]
+      wait_and_lock();
   }
   bool try_lock() noexcept {
     return !busy_.load(std::memory_order_relaxed) && !busy_.exchange(true, std::memory_order_acquire);
@@ -42,6 +41,12 @@ class BoundaryLock {
   void unlock() noexcept { busy_.store(false, std::memory_order_release); }
 
  private:
+  // Out of line: the boundary's code keeps its registers.
+  [[gnu::noinline]] void wait_and_lock() noexcept {
+    do {
+      while (busy_.load(std::memory_order_relaxed)) sched_yield();
+    } while (busy_.exchange(true, std::memory_order_acquire));
+  }
   std::atomic<bool> busy_{false};
 };
 
@@ -95,9 +100,15 @@ class Recorder {
     std::uint64_t mpi_ticks;
     std::uint64_t io_ticks;
   };
-  // The threads' counts since the last boundary, summed, marked as taken
-  // (every field is written). Under the boundary lock.
-  static void take_new_counts(NewCounts& counts) noexcept;
+  // The threads' counts since the last boundary, summed, marked as taken;
+  // true if their features and `call` are the last stored segment's, and
+  // then counts.features is left unwritten. Under the boundary lock.
+  bool take_new_counts(NewCounts& counts, std::uint16_t call, ThreadState* caller) noexcept;
+  // The same with more than one thread registered.
+  [[gnu::noinline]] bool take_counts_of_all_threads(NewCounts& counts, std::uint16_t call) noexcept;
+  [[gnu::noinline, gnu::cold]] void stop_out_of_memory() noexcept;
+  bool store_segment(const QuantizedValues& values, const NewCounts& counts, std::uint16_t call,
+                     bool same_kind) noexcept;
   void open_spill() noexcept;
 
   Config config_;
@@ -113,10 +124,18 @@ class Recorder {
   WorkReading work_at_segment_start_;
   std::uint64_t work_start_tick_ = 0;  // when work_at_segment_start_ was read
   double start_time_unix_ = 0.0;
+  double tick_seconds_ = 1e-9;  // seconds_per_tick(), fixed once recording starts
+  double ns_per_tick_ = 1.0;
+  // The last stored segment's kind, compared at each boundary while its
+  // features are taken (a store lookup only when it changes).
+  FeatureVector last_features_{};
+  std::uint16_t last_call_ = 0;
+  bool has_last_kind_ = false;
   int world_size_ = 1;
   int world_rank_ = 0;
   bool started_ = false;
   bool store_failed_ = false;
+  bool storing_ = false;  // started_ and not store_failed_: one test per boundary
   std::atomic<long long> current_segment_{-1};
 };
 

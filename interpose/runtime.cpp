@@ -16,8 +16,9 @@ std::uint64_t g_long_call_ticks = ~std::uint64_t{0};
 std::uint64_t g_refresh_ticks = ~std::uint64_t{0};
 std::uint64_t g_boundary_busy_ticks = 0;
 
-namespace {
 std::atomic<ThreadState*> g_threads{nullptr};
+
+namespace {
 double g_seconds_per_tick = 1e-9;
 
 bool has_invariant_tsc() noexcept {
@@ -44,8 +45,6 @@ ThreadState* register_current_thread() noexcept {
   t_state = state;
   return state;
 }
-
-ThreadState* registered_threads() noexcept { return g_threads.load(std::memory_order_acquire); }
 
 double seconds_per_tick() noexcept { return g_seconds_per_tick; }
 

@@ -17,6 +17,8 @@
 #define TREMOR_EXPORT __attribute__((visibility("default")))
 
 namespace tremor::interpose {
+// Internal to the library: the hot path reads its globals directly, not through the GOT.
+#pragma GCC visibility push(hidden)
 
 using tremor::Feature;
 
@@ -28,9 +30,10 @@ using tremor::Feature;
   counter.store(counter.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
 }
 
-// Accumulators of one thread. Only the owner writes them (bump); another
+// Accumulators of one thread. Only the owner writes them (bump, and a reset
+// when it closes a segment itself, under the boundary lock); another
 // thread closing a segment reads them through std::atomic_ref, the owner
-// plainly. Each closing thread keeps what it took, so no counter is ever
+// plainly. Another closing thread keeps what it took, so no counter is ever
 // reset by another thread.
 struct ThreadState {
   alignas(16) FeatureVector features{};
@@ -46,8 +49,9 @@ struct ThreadState {
   std::uint64_t last_counter = 0;         // the thread's last counter reading
   std::uint64_t last_counter_tick = 0;    // and when it was taken
 
-  // Written only by the thread closing a segment, under the boundary lock:
-  // the part of the counts above that closed segments already hold.
+  // Written only by a thread closing a segment, under the boundary lock: the
+  // part of the counts above that closed segments already hold (for the only
+  // thread, the counts' starting point: Recorder::take_new_counts).
   alignas(16) FeatureVector taken_features{};
   std::uint64_t taken_mpi_ticks = 0;
   std::uint64_t taken_io_ticks = 0;
@@ -64,7 +68,8 @@ extern constinit thread_local ThreadState* t_state __attribute__((tls_model("ini
 // Registers the calling thread (allocates once); nullptr if memory ran out.
 ThreadState* register_current_thread() noexcept;
 // Head of the registry (for summing at segment boundaries).
-ThreadState* registered_threads() noexcept;
+extern std::atomic<ThreadState*> g_threads;
+inline ThreadState* registered_threads() noexcept { return g_threads.load(std::memory_order_acquire); }
 
 inline std::uint64_t monotonic_ns() noexcept {
   timespec now{};
@@ -157,4 +162,5 @@ class InsideTremor {
   ThreadState* state_;
 };
 
+#pragma GCC visibility pop
 }  // namespace tremor::interpose

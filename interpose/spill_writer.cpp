@@ -94,6 +94,7 @@ void SpillWriter::open(const Config& config, SpillHeader header, Recorder& log) 
     last_flush_tick_ = ticks();
     const std::vector<char> bytes = encode_spill_header(header);
     if (!write_all(bytes.data(), bytes.size())) fail(std::strerror(errno));
+    schedule_next();
   } catch (...) {
     if (fd_ >= 0) fail("setup failed");
   }
@@ -111,8 +112,9 @@ bool SpillWriter::reserve_block(std::size_t bytes) noexcept {
   return true;
 }
 
-bool SpillWriter::encode_new(const SegmentStore& store) noexcept {
+bool SpillWriter::encode_new(SegmentStore& store) noexcept {
   block_bytes_ = 0;
+  store.store_pending();
   const std::size_t first = spilled_segments_;
   const std::size_t segments = store.size() - first;
   try {
@@ -130,11 +132,7 @@ bool SpillWriter::encode_new(const SegmentStore& store) noexcept {
       return false;
     }
     // Straight from the store into the block: no intermediate copy.
-    char* records = begin_spill_block(block_.get(), new_kinds_);
-    for (std::size_t s = 0; s < segments; ++s) {
-      const SpillSegmentRecord record{store.codes(first + s), store.kind_of(first + s)};
-      std::memcpy(records + s * sizeof record, &record, sizeof record);
-    }
+    store.copy_spill_records(first, segments, begin_spill_block(block_.get(), new_kinds_));
     seal_spill_block(block_.get(), first, new_kinds_.size(), segments);
     block_bytes_ = bytes;
   }
@@ -143,12 +141,26 @@ bool SpillWriter::encode_new(const SegmentStore& store) noexcept {
   return true;
 }
 
-void SpillWriter::append_new(const SegmentStore& store, std::uint64_t now_tick) noexcept {
+void SpillWriter::append_new(SegmentStore& store, std::uint64_t now_tick) noexcept {
   last_flush_tick_ = now_tick;
-  if (!encode_new(store) || (block_bytes_ > 0 && !write_all(block_.get(), block_bytes_))) fail(std::strerror(errno));
+  if (!encode_new(store) || (block_bytes_ > 0 && !write_all(block_.get(), block_bytes_))) {
+    fail(std::strerror(errno));
+    return;
+  }
+  schedule_next();
 }
 
-void SpillWriter::finish(const SegmentStore& store, SpillEnd reason) noexcept {
+void SpillWriter::schedule_next() noexcept {
+  if (fd_ < 0) {
+    next_block_size_ = SIZE_MAX;
+    next_append_tick_ = UINT64_MAX;
+    return;
+  }
+  next_block_size_ = spilled_segments_ + kBlockSegments;
+  next_append_tick_ = interval_ticks_ > UINT64_MAX - last_flush_tick_ ? UINT64_MAX : last_flush_tick_ + interval_ticks_;
+}
+
+void SpillWriter::finish(SegmentStore& store, SpillEnd reason) noexcept {
   if (fd_ < 0) return;
   bool written = encode_new(store) && reserve_block(block_bytes_ + kSpillEndBytes);
   if (written) {
@@ -164,6 +176,7 @@ void SpillWriter::finish(const SegmentStore& store, SpillEnd reason) noexcept {
   InsideTremor guard;
   ::close(fd_);
   fd_ = -1;
+  schedule_next();
 }
 
 void SpillWriter::remove() noexcept {
@@ -171,6 +184,7 @@ void SpillWriter::remove() noexcept {
   InsideTremor guard;
   if (fd_ >= 0 && !fd_foreign_) ::close(fd_);
   fd_ = -1;
+  schedule_next();
   ::unlink(path_.c_str());
   path_.clear();
 }
@@ -206,6 +220,7 @@ void SpillWriter::fail(const std::string& what) noexcept {
     ::close(fd_);
   }
   fd_ = -1;
+  schedule_next();
   if (log_) {
     log_->warn("crash-recovery spill '" + path_.string() + "' stopped (" + what +
                "); the segments so far stay in it, recording goes on");

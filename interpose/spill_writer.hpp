@@ -28,14 +28,13 @@ class SpillWriter {
 
   // After a segment was stored: appends the store's new segments when the
   // interval has passed or enough wait.
-  void add(const SegmentStore& store, std::uint64_t now_tick) noexcept {
-    if (fd_ >= 0 && (store.size() - spilled_segments_ >= kBlockSegments || now_tick - last_flush_tick_ >= interval_ticks_))
-      append_new(store, now_tick);
+  void add(SegmentStore& store, std::uint64_t now_tick) noexcept {
+    if (store.size() >= next_block_size_ || now_tick >= next_append_tick_) append_new(store, now_tick);
   }
 
   // Appends the store's remaining segments plus an end record and closes the
   // file (kept). Idempotent: only the first call writes.
-  void finish(const SegmentStore& store, SpillEnd reason) noexcept;
+  void finish(SegmentStore& store, SpillEnd reason) noexcept;
 
   // Removes this rank's file (after the run file was written).
   void remove() noexcept;
@@ -45,10 +44,10 @@ class SpillWriter {
   const std::filesystem::path& stem() const noexcept { return stem_; }
 
  private:
-  void append_new(const SegmentStore& store, std::uint64_t now_tick) noexcept;
+  void append_new(SegmentStore& store, std::uint64_t now_tick) noexcept;
   // Encodes the store's segments and kinds not yet written into block_,
   // leaving room for an end block.
-  bool encode_new(const SegmentStore& store) noexcept;
+  bool encode_new(SegmentStore& store) noexcept;
   bool write_all(const void* data, std::size_t bytes) noexcept;
   void fail(const std::string& what) noexcept;
 
@@ -66,6 +65,10 @@ class SpillWriter {
   std::size_t spilled_kinds_ = 0;
   std::uint64_t interval_ticks_ = 0;
   std::uint64_t last_flush_tick_ = 0;
+  // When add appends next: the store's size or the tick (never while off).
+  std::size_t next_block_size_ = SIZE_MAX;
+  std::uint64_t next_append_tick_ = UINT64_MAX;
+  void schedule_next() noexcept;
   Recorder* log_ = nullptr;
   std::uint64_t device_ = 0;  // identity of the file opened, checked before each append
   std::uint64_t inode_ = 0;

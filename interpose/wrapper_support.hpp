@@ -13,8 +13,11 @@
 
 #include "call_ids.hpp"
 #include "runtime.hpp"
+#include "tremor/counters/counter_source.hpp"
 
 namespace tremor::interpose {
+// Internal to the library: the hot path reads its globals directly, not through the GOT.
+#pragma GCC visibility push(hidden)
 
 // The next definition of an MPI symbol after Tremor's (a stacked injector or
 // the MPI library): Tremor defines both MPI_X and PMPI_X.
@@ -48,6 +51,12 @@ extern constinit thread_local std::array<TypeSizeEntry, 1U << kTypeSizeSlotBits>
 std::uint64_t type_size_miss(MPI_Datatype datatype, TypeSizeEntry& entry, std::uint64_t generation) noexcept;
 inline std::uint64_t type_bytes(long long count, MPI_Datatype datatype) noexcept {
   if (count <= 0) return 0;
+#if defined(MPICH)
+  // A predefined MPICH type's handle holds its size (kind bits 01, size in
+  // bits 8-15: what MPICH's own MPI_Type_size reads).
+  if ((static_cast<unsigned>(datatype) >> 30) == 1U)
+    return static_cast<std::uint64_t>(count) * ((static_cast<unsigned>(datatype) >> 8) & 0xFFU);
+#endif
   const std::uintptr_t key = handle_key(datatype);
   const std::uint64_t generation = g_type_generation.load(std::memory_order_acquire);
   // Fibonacci hashing spreads both MPICH's small ints and Open MPI's pointers.
@@ -59,11 +68,20 @@ inline std::uint64_t type_bytes(long long count, MPI_Datatype datatype) noexcept
 }
 // At MPI_Type_free: the handle may be reused for a type of another size.
 void forget_type_sizes() noexcept;
-// Exactly what arrived: the status's element count times the type's size.
-inline std::uint64_t received_bytes(const MPI_Status* status, MPI_Datatype datatype) noexcept {
+// Exactly what arrived. MPICH and Open MPI keep it in bytes in the status
+// (the fields PMPI_Get_count divides; the call cost ~80 instructions); other
+// MPIs: the element count times the type's size.
+inline std::uint64_t received_bytes(const MPI_Status* status, [[maybe_unused]] MPI_Datatype datatype) noexcept {
+#if defined(MPICH)
+  return (static_cast<std::uint64_t>(static_cast<unsigned>(status->count_hi_and_cancelled) >> 1) << 32) +
+         static_cast<unsigned>(status->count_lo);
+#elif defined(OPEN_MPI)
+  return status->_ucount;
+#else
   int count = 0;
   if (PMPI_Get_count(status, datatype, &count) != MPI_SUCCESS || count == MPI_UNDEFINED) return 0;
   return type_bytes(count, datatype);
+#endif
 }
 long long sum_counts(const int counts[], int n) noexcept;
 std::uint64_t typed_sum(const int counts[], const MPI_Datatype types[], int n) noexcept;
@@ -102,10 +120,26 @@ struct WorkReading {
   bool valid = false;
 };
 WorkReading read_work() noexcept;
-// The same, but without the counter read when the thread read it very
-// recently (CPU-time counter only): see Recorder::boundary_entry_work.
-WorkReading boundary_entry_work(ThreadState& state) noexcept;
+// The recorder's counter source, set before recording starts.
+extern constinit const counters::CounterSource* g_counter;
+WorkReading busy_since_last_read(const ThreadState& state, std::uint64_t since) noexcept;
+// The same as read_work, but without the counter read when the thread read it
+// very recently. With the CPU-time counter a read is a system call (0.4-0.8 us
+// on the build VM, most of a boundary's cost). A thread that read it less than
+// 20 us ago cannot have been descheduled for longer than that since, so the
+// time since is taken as busy, as for a short MPI call, and the read is
+// skipped: only back-to-back boundaries (segments under 20 us) skip it, and
+// the next real reading takes any difference (at most that 20 us) into the
+// next segment. Inline: it is on every boundary's path.
+[[gnu::always_inline]] inline WorkReading boundary_entry_work(ThreadState& state) noexcept {
+  if (g_boundary_busy_ticks != 0) {
+    const std::uint64_t since = ticks() - state.last_counter_tick;
+    if (since < g_boundary_busy_ticks) return busy_since_last_read(state, since);
+  }
+  return WorkReading{g_counter->read(), true};
+}
 // Closes the open segment after a boundary collective returned.
 void close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkReading work_at_entry) noexcept;
 
+#pragma GCC visibility pop
 }  // namespace tremor::interpose

@@ -169,8 +169,9 @@ void copy_out(const OncpuThreadState& state, std::uint64_t at, void* out, std::s
   if (first < size) std::memcpy(static_cast<unsigned char*>(out) + first, state.data, size - first);
 }
 
-// Consumes the records since the last read; false if some may be lost.
-bool drain(OncpuThreadState& state) noexcept {
+// Consumes the records since the last read; false if some may be lost. Out
+// of line: most reads find no record, and skip it.
+[[gnu::noinline]] bool drain(OncpuThreadState& state) noexcept {
   const std::uint64_t head = __atomic_load_n(&state.meta->data_head, __ATOMIC_ACQUIRE);
   // The kernel reports lost records only once it can write again, i.e. after
   // this read: a buffer without room for one more record may have lost some.
@@ -215,7 +216,8 @@ std::uint64_t read_oncpu_on_calling_thread(std::uint64_t clock_period_ns) noexce
     state.last = std::max(state.last, read_thread_cputime_ns());
     return state.last;
   }
-  if (!drain(state)) [[unlikely]] {
+  const bool new_records = __atomic_load_n(&state.meta->data_head, __ATOMIC_ACQUIRE) != state.tail;
+  if (new_records && !drain(state)) [[unlikely]] {
     resynchronisations.fetch_add(1, std::memory_order_relaxed);
     anchor(state);
     state.last = std::max(state.last, state.anchor_cputime);

@@ -27,6 +27,7 @@ std::uint64_t checksum_of(const void* data, std::size_t bytes) noexcept {
   const auto* p = static_cast<const unsigned char*>(data);
   std::uint64_t h = 0x6A09E667F3BCC908ULL ^ bytes;
   std::size_t i = 0;
+#pragma GCC unroll 4  // the loop's own compare and branch were a third of it
   for (; i + 8 <= bytes; i += 8) {
     std::uint64_t word;
     std::memcpy(&word, p + i, 8);

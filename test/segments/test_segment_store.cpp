@@ -141,3 +141,41 @@ TEST_CASE("SegmentStore codes every value as encode_value does, non-finite ones 
   const tremor::FinalizedSegments out = store.finalize();
   CHECK(out.non_finite_values == non_finite);
 }
+
+TEST_CASE("SegmentStore::append_same_kind stores what append stores", "[store]") {
+  // The recorder's path for a repeated kind waits in a buffer and codes a
+  // batch at a time; every value, total and kind must match the general path.
+  const double inf = std::numeric_limits<double>::infinity();
+  std::mt19937_64 engine(3);
+  std::lognormal_distribution<double> draw(-9.0, 4.0);
+  SegmentStore general;
+  SegmentStore repeated;
+  std::size_t segments = 0;
+  for (int s = 0; s < 5000; ++s) {
+    FeatureVector f{};
+    f[2] = static_cast<std::uint64_t>(s / 700);  // runs of one kind, longer than the buffer
+    const auto call = static_cast<std::uint16_t>(s / 1500);
+    QuantizedValues v{};
+    for (double& x : v) x = draw(engine);
+    if (s % 997 == 0) v[s % kQuantizedCount] = (s % 2 != 0) ? inf : std::nan("");
+    if (s % 1013 == 0) v[1] = -v[1];
+    REQUIRE(general.append(v, f, call));
+    const bool same = s > 0 && s / 700 == (s - 1) / 700 && s / 1500 == (s - 1) / 1500;
+    REQUIRE((same ? repeated.append_same_kind(v) : repeated.append(v, f, call)));
+    ++segments;
+  }
+  REQUIRE(repeated.size() == segments);
+  REQUIRE(repeated.store_pending());
+  std::size_t wrong = 0;
+  for (std::size_t s = 0; s < segments; ++s) {
+    wrong += general.codes(s) != repeated.codes(s);
+    wrong += general.kind_of(s) != repeated.kind_of(s);
+  }
+  CHECK(wrong == 0);
+  const auto a = general.finalize();
+  const auto b = repeated.finalize();
+  for (std::size_t m = 0; m < kQuantizedCount; ++m) CHECK(a.raw_totals[m] == b.raw_totals[m]);
+  CHECK(a.non_finite_values == b.non_finite_values);
+  CHECK(a.signatures == b.signatures);
+  CHECK(a.closing_call == b.closing_call);
+}

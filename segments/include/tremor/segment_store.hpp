@@ -24,10 +24,10 @@ struct FinalizedSegments {
   std::size_t segments = 0;
   std::array<BinTable, kQuantizedCount> bins;                         // per metric, one per code used, ascending
   std::array<std::vector<std::uint16_t>, kQuantizedCount> bin_index;  // per metric, [segments]
-  std::vector<FeatureVector> signatures;                             // dictionary, first-seen order
-  std::vector<std::uint32_t> signature_index;                        // [segments]
-  std::vector<std::uint16_t> closing_call;                           // [segments]
-  QuantizedValues raw_totals{};                                      // unquantized sums
+  std::vector<FeatureVector> signatures;                              // dictionary, first-seen order
+  std::vector<std::uint32_t> signature_index;                         // [segments]
+  std::vector<std::uint16_t> closing_call;                            // [segments]
+  QuantizedValues raw_totals{};                                       // unquantized sums
   FeatureVector raw_feature_totals{};
   std::uint64_t non_finite_values = 0;  // values stored as 0 because they were NaN/Inf
   std::uint64_t dropped_segments = 0;   // not stored because memory ran out
@@ -40,14 +40,31 @@ class SegmentStore {
   // Records one closed segment. noexcept; returns false if memory ran out, in
   // which case nothing of the segment is stored (it is counted as dropped).
   bool append(const QuantizedValues& values, const FeatureVector& features, std::uint16_t closing_call) noexcept;
+  // The same for a segment whose features and closing call the caller found
+  // equal to those of the last segment appended: no comparison, no lookup;
+  // its values wait in a small buffer and are coded a buffer at a time.
+  // Precondition: a segment was appended.
+  bool append_same_kind(const QuantizedValues& values) noexcept {
+    if (pending_count_ == kPendingSegments && !store_pending()) [[unlikely]] {
+      ++dropped_;
+      return false;
+    }
+    pending_[pending_count_++] = values;
+    return true;
+  }
+  // Codes and stores the segments append_same_kind left waiting (append,
+  // finalize and the spill do it first); false if memory ran out, and then
+  // those segments are dropped (counted).
+  bool store_pending() noexcept;
 
   // Finalised tables; the store stays usable (appending may continue).
   FinalizedSegments finalize();
-  std::size_t size() const noexcept { return records_.size(); }
+  std::size_t size() const noexcept { return records_.size() + pending_count_; }
   std::size_t signature_count() const noexcept { return kinds_.size(); }
   std::size_t memory_bytes() const noexcept;
 
-  // What the crash-recovery spill copies, a block at a time.
+  // What the crash-recovery spill copies, a block at a time; segments below
+  // size() once store_pending() ran.
   std::size_t kind_count() const noexcept { return kinds_.size(); }
   const FeatureVector& kind_features(std::size_t kind) const noexcept { return kinds_[kind].features; }
   std::uint16_t kind_closing_call(std::size_t kind) const noexcept { return kinds_[kind].closing_call; }
@@ -58,6 +75,8 @@ class SegmentStore {
     const std::uint16_t kind = records_[segment].kind;
     return kind != kWideKind ? kind : wide_kind_of(segment);
   }
+  // Segments [first, first + count) as the spill's 16-byte records (tremor/spill.hpp), to `out`.
+  void copy_spill_records(std::size_t first, std::size_t count, char* out) const noexcept;
 
  private:
   // One segment: the metrics' codes and the id of its kind, 14 bytes.
@@ -90,7 +109,14 @@ class SegmentStore {
   bool new_kind_id(const FeatureVector& features, std::uint16_t closing_call, std::uint32_t* id) noexcept;
   // Counts the values that are not finite and sets them to 0.
   void count_non_finite(QuantizedValues& values) noexcept;
+  // Codes, totals and record of a segment of a known kind; room for it is reserved.
+  void store_reserved(const QuantizedValues& values, std::uint32_t kind) noexcept;
 
+  // Values of segments of the last kind not coded yet: the boundary copies
+  // six doubles, and the coding loop runs without calls.
+  static constexpr std::size_t kPendingSegments = 32;
+  std::array<QuantizedValues, kPendingSegments> pending_;
+  std::size_t pending_count_ = 0;
   ChunkedArray<Record> records_;
   ChunkedArray<WideKind> wide_kinds_;
   std::unordered_map<Kind, std::uint32_t, KindHasher> kind_ids_;

@@ -68,13 +68,16 @@ namespace detail {
 // read; a thread that cannot open one reads CLOCK_THREAD_CPUTIME_ID.
 // Reads CLOCK_THREAD_CPUTIME_ID again when the last clock read is more than
 // clock_period_ns old (never_read_clock: only when records were lost).
-std::uint64_t read_oncpu_on_calling_thread(std::uint64_t clock_period_ns) noexcept;
+// Hidden (so are the others a boundary calls): the preloaded library that
+// links them calls them directly, not through its PLT.
+[[gnu::visibility("hidden")]] std::uint64_t read_oncpu_on_calling_thread(std::uint64_t clock_period_ns) noexcept;
 inline constexpr std::uint64_t never_read_clock = ~std::uint64_t{0};
 // Empty if this process may open the context-switch event, else why.
 std::string probe_oncpu_source() noexcept;
 
 // Out of line: per-thread PAPI event set, built on the thread's first read.
-std::uint64_t read_papi_on_calling_thread(int event_code, std::uint32_t generation) noexcept;
+[[gnu::visibility("hidden")]] std::uint64_t read_papi_on_calling_thread(int event_code,
+                                                                        std::uint32_t generation) noexcept;
 // PAPI runs one event set per thread and component: opening a source stops the
 // opening thread's own set first; its next read rebuilds it.
 void release_calling_thread_event_set() noexcept;
