@@ -287,17 +287,14 @@ bool Recorder::store_segment(const QuantizedValues& values, const NewCounts& cou
   return true;
 }
 
-void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkReading work_at_entry) noexcept {
-  if (!storing_) return;
+template <bool kLongCollective>
+[[gnu::always_inline]] inline void Recorder::close_segment_after(CallId call, std::uint64_t start, std::uint64_t end,
+                                                                 WorkReading work_at_entry) noexcept {
   std::lock_guard lock(boundary_lock_);
   ThreadState* const caller = t_state;
-  const bool cputime = counter_.measures_cpu_time();
-  // A short collective busy-polls: its entry reading also opens the next
-  // segment. After a long one the counter is read at once (its busy-wait is
-  // not work), before anything else of the boundary runs.
-  const bool reuse_entry = cputime && caller != nullptr && work_at_entry.valid && end - start < g_long_call_ticks;
-  const WorkReading at_exit = reuse_entry ? work_at_entry : read_work();
-  const std::uint64_t exit_tick = reuse_entry ? start : ticks();
+  const bool cputime = !kLongCollective || counter_.measures_cpu_time();  // a short one was tested for it
+  const WorkReading at_exit = kLongCollective ? read_work() : work_at_entry;
+  const std::uint64_t exit_tick = kLongCollective ? ticks() : start;
   NewCounts counts;
   const bool same_kind = take_new_counts(counts, static_cast<std::uint16_t>(call), caller);
   const double tick = tick_seconds_;
@@ -336,7 +333,7 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
     // off the CPU there was slept (a delay inside the call) or taken by
     // something else. The analysis removes what a rank spent waiting for a
     // later rank anyway (a library that blocks while it waits).
-    if (!reuse_entry && at_exit.valid && at_exit.value >= work_at_entry.value) {
+    if (kLongCollective && at_exit.valid && at_exit.value >= work_at_entry.value) {
       const double inside_wall = signed_double(exit_tick - start) * tick;
       off_cpu += std::max(0.0, inside_wall - signed_double(at_exit.value - work_at_entry.value) * 1e-9);
     }
@@ -353,7 +350,7 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
   // One counter read per boundary: the entry's or the exit's opens the next segment.
   work_at_segment_start_ = at_exit;
   work_start_tick_ = exit_tick;
-  if (reuse_entry) {
+  if (!kLongCollective) {
     // The short collective's wall time is CPU time, taken out of the next
     // segment like a short call's.
     caller->short_inside_ticks = end - start;
@@ -364,6 +361,19 @@ void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end
   if (caller != nullptr) {
     caller->last_counter = work_at_segment_start_.value;
     caller->last_counter_tick = work_start_tick_;
+  }
+}
+
+void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkReading work_at_entry) noexcept {
+  if (!storing_) return;
+  // A short collective busy-polls: its entry reading also opens the next
+  // segment (one counter read per boundary). After a long one the counter is
+  // read at once (its busy-wait is not work), before anything else runs.
+  if (counter_.measures_cpu_time() && t_state != nullptr && work_at_entry.valid && end - start < g_long_call_ticks)
+      [[likely]] {
+    close_segment_after<false>(call, start, end, work_at_entry);
+  } else {
+    close_segment_after<true>(call, start, end, work_at_entry);
   }
 }
 

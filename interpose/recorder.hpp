@@ -104,6 +104,10 @@ class Recorder {
   // true if their features and `call` are the last stored segment's, and
   // then counts.features is left unwritten. Under the boundary lock.
   bool take_new_counts(NewCounts& counts, std::uint16_t call, ThreadState* caller) noexcept;
+  // close_segment after a short collective (its entry reading opens the next
+  // segment) or a long one (read at its exit, off-CPU time inside it counted).
+  template <bool kLongCollective>
+  void close_segment_after(CallId call, std::uint64_t start, std::uint64_t end, WorkReading work_at_entry) noexcept;
   // The same with more than one thread registered.
   [[gnu::noinline]] bool take_counts_of_all_threads(NewCounts& counts, std::uint16_t call) noexcept;
   [[gnu::noinline, gnu::cold]] void stop_out_of_memory() noexcept;
