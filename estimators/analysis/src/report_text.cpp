@@ -75,26 +75,25 @@ std::string partial_reason_text(const std::string& code) {
 }
 
 // What was measured directly rather than inferred, when it weighs on the run
-// (at least 2 % of it): ranks that waited for a CPU (run queue), and the
-// measured excesses.
+// (at least 2 % of it): the measured delays, and ranks that waited for a CPU
+// (run queue) when that waiting weighs on the run too.
 void measured_line(std::ostringstream& out, const RunData& run, const RunAnalysis& analysis) {
   if (!(analysis.measured_delay_s > 0.02 * analysis.run_time_s)) return;
-  std::string text = "Measured: ";
-  if (analysis.waiting_ranks > 0) {
-    double waited = 0.0;
-    for (const std::int32_t rank : run.detail.ranks) {
-      const auto r = static_cast<std::size_t>(rank);
-      if (r < run.ranks.size() && std::isfinite(run.ranks[r].run_queue_delay_s))
-        waited += run.ranks[r].run_queue_delay_s;
-    }
-    text += format("%zu of %zu detail ranks waited %.3f s in all for a CPU (run queue)%s; ", analysis.waiting_ranks,
-                   run.detail.ranks.size(), waited,
-                   analysis.rank_excess_s > 0.05 * analysis.run_time_s ? ": something else runs on their cores" : "");
+  std::string text = format(
+      "Measured: %.3f s of delays: ranks off the CPU or stalled in I/O %.3f s (I/O stalls "
+      "%.3f s), late collectives %.3f s (a rank off the CPU inside a collective counts in both).",
+      analysis.measured_delay_s, analysis.rank_excess_s, analysis.io_peer_excess_s, analysis.boundary_excess_s);
+  double waited = 0.0;
+  for (const std::int32_t rank : run.detail.ranks) {
+    const auto r = static_cast<std::size_t>(rank);
+    if (r < run.ranks.size() && std::isfinite(run.ranks[r].run_queue_delay_s)) waited += run.ranks[r].run_queue_delay_s;
   }
-  text += format(
-      "%.3f s of delays (ranks off the CPU or slower at the same I/O %.3f s, late collectives %.3f s; "
-      "a rank off the CPU inside a collective is both).",
-      analysis.measured_delay_s, analysis.rank_excess_s, analysis.boundary_excess_s);
+  const double per_rank = run.detail.ranks.empty() ? 0.0 : waited / static_cast<double>(run.detail.ranks.size());
+  if (analysis.waiting_ranks > 0 && per_rank > 0.02 * analysis.run_time_s) {
+    text += format(" %zu of %zu detail ranks waited %.3f s in all for a CPU (run queue)%s.", analysis.waiting_ranks,
+                   run.detail.ranks.size(), waited,
+                   per_rank > 0.05 * analysis.run_time_s ? ": something else runs on their cores" : "");
+  }
   wrap(out, text);
 }
 
