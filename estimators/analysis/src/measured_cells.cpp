@@ -32,6 +32,20 @@ std::vector<std::uint8_t> oversubscribed_nodes(const RunData& run) {
   return oversubscribed;
 }
 
+// The bin of one detail rank's value of a metric in one segment (none past the table).
+std::uint16_t detail_bin(const RunData& run, Quantized metric, std::size_t row, std::size_t segment) {
+  const std::vector<std::uint16_t>& index = run.detail.global_index[tremor::index(metric)];
+  const std::size_t cell = row * run.detail.segments + segment;
+  return cell < index.size() ? index[cell] : std::uint16_t{0xFFFF};
+}
+
+// One detail rank's off-CPU time summed over the run, s.
+double off_cpu_total_s(const RunData& run, std::size_t row) {
+  double total = 0.0;
+  for (std::size_t s = 0; s < run.detail.segments; ++s) total += detail_cell(run, Quantized::off_cpu_time, row, s);
+  return total;
+}
+
 // The I/O of a signature as one key (0: none).
 std::uint64_t io_key(const FeatureVector& features) {
   std::uint64_t key = 0;
@@ -52,10 +66,8 @@ bool off_cpu_measured(const RunData& run) {
 }
 
 double detail_cell(const RunData& run, Quantized metric, std::size_t row, std::size_t segment) {
-  const std::vector<std::uint16_t>& index = run.detail.global_index[tremor::index(metric)];
-  const std::size_t cell = row * run.detail.segments + segment;
   const BinTable& bins = run.global_bins[tremor::index(metric)];
-  const std::uint16_t bin = cell < index.size() ? index[cell] : std::uint16_t{0xFFFF};
+  const std::uint16_t bin = detail_bin(run, metric, row, segment);
   return bin < bins.size() ? bins[bin].rep() : 0.0;
 }
 
@@ -81,9 +93,7 @@ std::vector<std::uint8_t> waiting_rows(const RunData& run, std::span<const std::
     const auto rank = static_cast<std::size_t>(run.detail.ranks[r]);
     if (rank >= run.ranks.size() || (r < oversubscribed.size() && oversubscribed[r])) continue;
     if (!std::isfinite(run.ranks[rank].run_queue_delay_s)) continue;  // not measured: nothing to compare
-    double off_cpu = 0.0;
-    for (std::size_t s = 0; s < run.detail.segments; ++s) off_cpu += detail_cell(run, Quantized::off_cpu_time, r, s);
-    waiting[r] = estimators::off_cpu_mostly_waiting(run.ranks[rank].run_queue_delay_s, off_cpu) ? 1 : 0;
+    waiting[r] = estimators::off_cpu_mostly_waiting(run.ranks[rank].run_queue_delay_s, off_cpu_total_s(run, r)) ? 1 : 0;
   }
   return waiting;
 }
@@ -103,7 +113,8 @@ MeasuredCells::MeasuredCells(const RunData& run, std::span<const std::uint8_t> w
     : run_(run),
       waiting_(waiting),
       off_cpu_values_(bin_values(run, Quantized::off_cpu_time)),
-      wait_values_(bin_values(run, Quantized::wait_time)) {
+      wait_values_(bin_values(run, Quantized::wait_time)),
+      io_values_(bin_values(run, Quantized::io_time)) {
   for (const FeatureVector& features : run.detail.signatures) io_keys_.push_back(io_key(features));
 }
 
@@ -117,9 +128,7 @@ std::uint64_t MeasuredCells::io_key_of(std::size_t row, std::size_t segment) con
 
 double MeasuredCells::cell(const std::vector<double>& values, Quantized metric, std::size_t row,
                            std::size_t segment) const {
-  const std::vector<std::uint16_t>& index = run_.detail.global_index[tremor::index(metric)];
-  const std::size_t at = row * run_.detail.segments + segment;
-  const std::uint16_t bin = at < index.size() ? index[at] : std::uint16_t{0xFFFF};
+  const std::uint16_t bin = detail_bin(run_, metric, row, segment);
   return bin < values.size() ? values[bin] : 0.0;
 }
 
@@ -131,7 +140,7 @@ double MeasuredCells::column(std::size_t segment, std::vector<double>& column, b
   io_rows_.clear();
   for (std::size_t r = 0; with_io && r < rows; ++r) {
     if (const std::uint64_t key = io_key_of(r, segment); key != 0)
-      io_rows_.push_back({key, detail_cell(run_, Quantized::io_time, r, segment), r});
+      io_rows_.push_back({key, cell(io_values_, Quantized::io_time, r, segment), r});
   }
   double largest_io = 0.0;
   if (io_rows_.size() >= 2) {
@@ -170,9 +179,7 @@ SleptOnSharedCpus slept_on_shared_cpus(const RunData& run, std::span<const std::
   for (std::size_t r = 0; r < rows && r < oversubscribed.size(); ++r) {
     const auto rank = static_cast<std::size_t>(run.detail.ranks[r]);
     if (!oversubscribed[r] || rank >= run.ranks.size() || !std::isfinite(run.ranks[rank].run_queue_delay_s)) continue;
-    double off_cpu = 0.0;
-    for (std::size_t s = 0; s < n; ++s) off_cpu += detail_cell(run, Quantized::off_cpu_time, r, s);
-    const double slept = off_cpu - run.ranks[rank].run_queue_delay_s;
+    const double slept = off_cpu_total_s(run, r) - run.ranks[rank].run_queue_delay_s;
     if (slept > result.slept_s) {
       result.slept_s = slept;
       most = r;

@@ -60,6 +60,7 @@ class MeasuredCells {
   std::vector<std::uint64_t> io_keys_;  // per detail signature entry
   std::vector<double> off_cpu_values_;
   std::vector<double> wait_values_;
+  std::vector<double> io_values_;
   std::vector<IoRow> io_rows_;
 };
 

@@ -186,6 +186,31 @@ est::MeasuredDelayGroup boundary_excess(const RunData& run, std::span<const std:
   return est::measured_excess(cells, 1, cells.size(), options);
 }
 
+// Ranks that take turns on an oversubscribed node have no clean level, but
+// the part of their time off the CPU not spent waiting for one was slept: the
+// run lost at least what the rank that slept most slept. What the charges so
+// far miss of it goes where that rank was off the CPU, up to each segment's
+// duration. Returns the time added.
+double add_slept_on_shared_cpus(const SleptOnSharedCpus& slept, const RunData& run, RunAnalysis& analysis,
+                                std::vector<double>& measured_at, std::vector<std::uint8_t>& interfered) {
+  const double lost = std::accumulate(analysis.segment_lost_s.begin(), analysis.segment_lost_s.end(), 0.0);
+  const double weight = std::accumulate(slept.where.begin(), slept.where.end(), 0.0);
+  if (!(slept.slept_s > lost) || !(weight > 0.0)) return 0.0;
+  const double missing = slept.slept_s - lost;
+  double added = 0.0;
+  for (std::size_t segment = 0; segment < slept.where.size(); ++segment) {
+    const double room = run.segments.duration_s[segment] - analysis.segment_lost_s[segment];
+    const double extra = std::min(room, missing * slept.where[segment] / weight);
+    if (extra <= 0.0) continue;
+    analysis.rank_excess_s += extra;
+    measured_at[segment] += extra;
+    analysis.segment_lost_s[segment] += extra;
+    added += extra;
+    interfered[segment] = 1;
+  }
+  return added;
+}
+
 // Each segment is charged at least its measured delay: the larger of the
 // excess of its worst detail rank (off the CPU, or slower I/O than a rank
 // that did the same) and the collective's excess. They
@@ -240,43 +265,20 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
       charge(members[j], std::max(rank, late));
     }
   }
+  if (analysis.off_cpu_measured)  // implies per-rank evidence
+    added += add_slept_on_shared_cpus(slept_on_shared_cpus(run, oversubscribed, measured), run, analysis, measured_at,
+                                      interfered);
   // Segments in no usable group (the first one, rare phases) have no clean
   // level of their own: they take the run's, read from the grouped cells; the
   // time a rank spent waiting for a CPU needs none. Ranks that take turns on
   // their node's CPUs with the job's own ranks have no such level: only their
-  // I/O against the ranks that did the same I/O counts.
-  if (!per_rank) {
-    analysis.measured_delay_s = std::accumulate(measured_at.begin(), measured_at.end(), 0.0);
-    return added;
-  }
-  // Ranks that take turns on an oversubscribed node have no clean level, but
-  // the part of their time off the CPU not spent waiting for one was slept:
-  // the run lost at least what the rank that slept most slept. What the
-  // charges so far miss of it goes where that rank was off the CPU.
-  if (analysis.off_cpu_measured) {
-    const SleptOnSharedCpus slept = slept_on_shared_cpus(run, oversubscribed, measured);
-    const double lost = std::accumulate(analysis.segment_lost_s.begin(), analysis.segment_lost_s.end(), 0.0);
-    const double weight = std::accumulate(slept.where.begin(), slept.where.end(), 0.0);
-    if (slept.slept_s > lost && weight > 0.0) {
-      const double missing = slept.slept_s - lost;
-      for (std::size_t segment = 0; segment < slept.where.size(); ++segment) {
-        const double room = run.segments.duration_s[segment] - analysis.segment_lost_s[segment];
-        const double extra = std::min(room, missing * slept.where[segment] / weight);
-        if (extra <= 0.0) continue;
-        analysis.rank_excess_s += extra;
-        measured_at[segment] += extra;
-        analysis.segment_lost_s[segment] += extra;
-        added += extra;
-        interfered[segment] = 1;
-      }
-    }
-  }
-  // Without off-CPU time (a PAPI work counter) only the I/O is compared: its clean level is 0.
+  // I/O against the ranks that did the same I/O counts. Without off-CPU time
+  // (a PAPI work counter) only the I/O is compared: its clean level is 0.
   const double waiting_threshold = est::waiting_threshold_s(est::MeasuredDelayOptions{});
   const double run_threshold =
       analysis.off_cpu_measured ? run_measured_threshold(run, groups, measured) : waiting_threshold;
   std::vector<double> column;
-  for (std::size_t segment = 0; segment < analysis.segment_count; ++segment) {
+  for (std::size_t segment = 0; per_rank && segment < analysis.segment_count; ++segment) {
     if (analysis.segment_primary_group[segment] >= 0) continue;
     analysis.io_peer_excess_s += measured.column(segment, column, true);
     double excess = 0.0;
