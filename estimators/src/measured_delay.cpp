@@ -71,4 +71,17 @@ bool off_cpu_mostly_waiting(double run_queue_delay_s, double off_cpu_total_s, do
   return off_cpu_total_s <= 0.0 || run_queue_delay_s >= waiting_share * off_cpu_total_s;
 }
 
+double foreign_cpu_time_s(double cpus, double duration_s, std::span<const double> off_cpu_s,
+                          std::span<const double> slept_cap_s) {
+  if (!(cpus > 0.0) || !(duration_s > 0.0)) return 0.0;
+  double free_cpu = cpus * duration_s;
+  for (std::size_t r = 0; r < off_cpu_s.size(); ++r) {
+    const double off = std::clamp(std::isfinite(off_cpu_s[r]) ? off_cpu_s[r] : duration_s, 0.0, duration_s);
+    // Unknown (absent, NaN): it may have slept all its time off the CPU.
+    const double cap = r < slept_cap_s.size() && !std::isnan(slept_cap_s[r]) ? std::max(0.0, slept_cap_s[r]) : off;
+    free_cpu -= (duration_s - off) + std::min(off, cap);
+  }
+  return std::max(0.0, free_cpu);
+}
+
 }  // namespace tremor::estimators

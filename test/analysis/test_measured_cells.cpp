@@ -55,6 +55,43 @@ RunData cputime_run(const std::vector<std::size_t>& delayed, double delay_s) {
   return run;
 }
 
+// Puts every rank on one node of `cpus` CPUs.
+void one_node(RunData& run, const char* cpus) {
+  for (RankInfo& rank : run.ranks) rank.node_id = 0;
+  run.environment.nodes.resize(1);
+  const auto cpu_count = static_cast<std::size_t>(
+      std::find(tremor::kNodeFacts.begin(), tremor::kNodeFacts.end(), "cpu_count") - tremor::kNodeFacts.begin());
+  run.environment.nodes[0].facts[cpu_count] = cpus;
+}
+
+// 4 ranks taking turns on one node of 2 CPUs, busy (computing or polling)
+// whenever they run, over 200 segments: how the scheduler
+// interleaves them sets each segment's duration, most near 5 ms, some up to
+// 20. Every rank is off the CPU half of each segment, all of it waiting for a
+// CPU (run queue).
+RunData taking_turns_run() {
+  SyntheticSpec spec;
+  spec.groups = {SyntheticGroup{1e7, 0.010, 200}};
+  spec.counter_source = "thread_cputime";
+  spec.relative_pattern = {-0.5, -0.48, 0.4, -0.5, 1.0, -0.46, 0.2, -0.5, 0.7, -0.49};
+  RunData run = tremor::test::synthetic_run(spec);
+  run.meta.schema_version = 3;
+  run.meta.counter_unit = "ns";
+  one_node(run, "2");
+  for (double& wait : run.segments.late_wait_s) wait = 2e-6;
+  set_cells(run, Quantized::wait_time, [](std::size_t, std::size_t) { return 2e-6; });
+  return run;
+}
+
+// Each rank's off-CPU time in segment s is off(s); all of it run-queue delay.
+void set_turns(RunData& run, const std::function<double(std::size_t)>& off) {
+  set_cells(run, Quantized::off_cpu_time, [&](std::size_t, std::size_t s) { return off(s); });
+  for (RankInfo& rank : run.ranks) {
+    rank.run_queue_delay_s = 0.0;
+    for (std::size_t s = 0; s < run.segments.size(); ++s) rank.run_queue_delay_s += off(s);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("a rank asleep inside the boundary collective: measured once, though the least wait holds it too",
@@ -171,11 +208,7 @@ TEST_CASE("ranks taking turns on an oversubscribed node: what one slept beyond i
     if (s % 10 != 0) delayed.push_back(s);
   }
   RunData run = cputime_run(delayed, 0.001);
-  for (RankInfo& rank : run.ranks) rank.node_id = 0;
-  run.environment.nodes.resize(1);
-  const auto cpu_count = static_cast<std::size_t>(
-      std::find(tremor::kNodeFacts.begin(), tremor::kNodeFacts.end(), "cpu_count") - tremor::kNodeFacts.begin());
-  run.environment.nodes[0].facts[cpu_count] = "2";
+  one_node(run, "2");
   const auto asleep = [](std::size_t r, std::size_t s) { return r == 1 && s % 10 != 0; };
   for (double& wait : run.segments.late_wait_s) wait = 2e-6;
   set_cells(run, Quantized::wait_time, [](std::size_t, std::size_t) { return 2e-6; });
@@ -229,4 +262,56 @@ TEST_CASE("a write stalled on every segment of a group, against a rank that wrot
   // 3 times as long: the spread of one file system, not a stall.
   set_cells(run, Quantized::io_time, io(0.0006));
   CHECK(analyze_run(run, quick_parameters()).io_peer_excess_s == 0.0);
+}
+
+TEST_CASE("ranks taking turns: their own turns cost nothing; another process costs the CPU time it took",
+          "[analysis]") {
+  RunData run = taking_turns_run();
+  const std::vector<double> clean = run.segments.duration_s;
+  set_turns(run, [&](std::size_t s) { return 0.5 * clean[s]; });
+  const RunAnalysis alone = analyze_run(run, quick_parameters());
+  REQUIRE(alone.estimate_possible);
+  CHECK(alone.taking_turns);
+  CHECK(alone.lost_percent < 0.5);  // the durations spread by half: their lower part is no clean level
+  // Segments 50-149: another busy process shares the node and takes a fifth
+  // of its CPU time; they last 25 % longer and each rank is off 60 % of them.
+  double lost = 0.0;
+  for (std::size_t s = 50; s < 150; ++s) {
+    run.segments.duration_s[s] = 1.25 * clean[s];
+    lost += 0.25 * clean[s];
+  }
+  run.meta.run_time_s += lost;
+  set_turns(run, [&](std::size_t s) { return (s >= 50 && s < 150 ? 0.6 : 0.5) * run.segments.duration_s[s]; });
+  const RunAnalysis shared = analyze_run(run, quick_parameters());
+  CHECK(shared.foreign_cpu_loss_s == Approx(lost).epsilon(0.01));
+  CHECK(shared.lost_percent == Approx(100.0 * lost / run.meta.run_time_s).margin(0.5));
+}
+
+TEST_CASE("ranks taking turns: a write outlasting every turn is a stall, one within a turn is not", "[analysis]") {
+  // Ranks 1 and 2 write the same file in every segment; rank 2 takes 0.2 ms.
+  RunData run = taking_turns_run();
+  const std::vector<double> clean = run.segments.duration_s;
+  set_turns(run, [&](std::size_t s) { return 0.5 * clean[s]; });
+  FeatureVector writing{};
+  writing[tremor::index(Feature::coll_all_to_all)] = 1;
+  writing[tremor::index(Feature::bytes_sent)] = 8;
+  writing[tremor::index(Feature::io_writes)] = 4;
+  writing[tremor::index(Feature::io_bytes_written)] = 65536;
+  for (const std::size_t r : {1, 2}) run.detail.signatures[run.detail.signature_offset[r]] = writing;
+  const auto io = [](double rank_1) {
+    return [rank_1](std::size_t r, std::size_t) { return r == 1 ? rank_1 : r == 2 ? 0.0002 : 0.0; };
+  };
+  // 2.2 ms, 11 times rank 2's, but shorter than the 2.5-10 ms each rank
+  // waits for its turns: it may have waited for one inside the call.
+  set_cells(run, Quantized::io_time, io(0.0022));
+  CHECK(analyze_run(run, quick_parameters()).io_peer_excess_s == 0.0);
+  // 30 ms on every 10th segment: no turn explains it.
+  for (std::size_t s = 0; s < 200; s += 10) run.segments.duration_s[s] += 0.0298;
+  run.meta.run_time_s += 20 * 0.0298;
+  set_cells(run, Quantized::io_time, [](std::size_t r, std::size_t s) {
+    return r == 1 ? (s % 10 == 0 ? 0.030 : 0.0022) : r == 2 ? 0.0002 : 0.0;
+  });
+  const RunAnalysis stalled = analyze_run(run, quick_parameters());
+  CHECK(stalled.io_peer_excess_s == Approx(20 * 0.0298).epsilon(0.01));
+  CHECK(stalled.lost_percent == Approx(100.0 * 20 * 0.0298 / run.meta.run_time_s).margin(0.5));
 }

@@ -101,3 +101,27 @@ TEST_CASE("off-CPU: waiting when the run queue holds at least half of it", "[off
   CHECK_FALSE(off_cpu_mostly_waiting(-1.0, 1.0));
   CHECK_FALSE(off_cpu_mostly_waiting(1.0, std::numeric_limits<double>::infinity()));
 }
+
+TEST_CASE("foreign CPU: on an oversubscribed node, what the job's ranks did not use while none slept", "[off_cpu]") {
+  const std::vector<double> unknown;  // no run-queue figures: any off-CPU time may have been sleep
+  const std::vector<double> none(4, 0.0);
+  // 4 ranks on 2 CPUs, 10 ms: each off the CPU half the time fills both CPUs.
+  const std::vector<double> own_turns(4, 0.005);
+  CHECK(foreign_cpu_time_s(2.0, 0.010, own_turns, none) == Approx(0.0).margin(1e-12));
+  // Each off 6 ms: 4 ms of the node's 20 went elsewhere.
+  const std::vector<double> shared(4, 0.006);
+  CHECK(foreign_cpu_time_s(2.0, 0.010, shared, none) == Approx(0.004));
+  // Had they slept 1 ms each, the CPUs may have stood idle instead.
+  const std::vector<double> slept(4, 0.001);
+  CHECK(foreign_cpu_time_s(2.0, 0.010, shared, slept) == Approx(0.0).margin(1e-12));
+  CHECK(foreign_cpu_time_s(2.0, 0.010, shared, unknown) == Approx(0.0).margin(1e-12));
+  const std::vector<double> one_slept{0.0005, -0.1, 0.0, 0.0};  // negative: it slept not at all
+  CHECK(foreign_cpu_time_s(2.0, 0.010, shared, one_slept) == Approx(0.0035));
+  const std::vector<double> one_unknown{0.0, std::nan(""), 0.0, 0.0};
+  CHECK(foreign_cpu_time_s(2.0, 0.010, shared, one_unknown) == Approx(0.0).margin(1e-12));
+  // Off-CPU beyond the duration or not finite reads as off the whole segment.
+  const std::vector<double> odd{0.02, std::numeric_limits<double>::infinity(), 0.0, 0.0};
+  CHECK(foreign_cpu_time_s(2.0, 0.010, odd, none) == Approx(0.0).margin(1e-12));
+  CHECK(foreign_cpu_time_s(0.0, 0.010, shared, none) == 0.0);
+  CHECK(foreign_cpu_time_s(2.0, 0.0, shared, none) == 0.0);
+}

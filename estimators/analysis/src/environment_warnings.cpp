@@ -1,8 +1,9 @@
 #include "environment_warnings.hpp"
 
+#include "node_cpus.hpp"
+
 #include <algorithm>
 #include <map>
-#include <set>
 #include <string>
 
 namespace tremor::analysis {
@@ -41,8 +42,6 @@ long count_of(const std::string& fact) {
 
 struct NodeRanks {
   std::vector<std::int32_t> ranks;
-  std::set<int> usable_cpus;  // union of the ranks' affinity masks
-  bool masks_known = true;
   std::vector<std::int32_t> unpinned;
 };
 
@@ -70,15 +69,12 @@ std::vector<Warning> environment_warnings(const RunData& run) {
     on_node.ranks.push_back(rank.rank);
     std::vector<int> cpus;
     note_unknown("affinity", rank.affinity, rank.hostname);
-    if (!parse_cpu_list(rank.affinity, cpus)) {
-      on_node.masks_known = false;
-      continue;
-    }
-    on_node.usable_cpus.insert(cpus.begin(), cpus.end());
+    if (!parse_cpu_list(rank.affinity, cpus)) continue;
     const long cpu_count = count_of(env.nodes[static_cast<std::size_t>(node)].fact("cpu_count"));
     if (cpu_count > 1 && static_cast<long>(cpus.size()) >= cpu_count) on_node.unpinned.push_back(rank.rank);
   }
 
+  const std::vector<NodeCpus> loads = node_cpus(run);
   std::vector<std::string> governors, turbo, oversubscribed, smt_shared;
   std::vector<std::int32_t> unpinned;
   std::size_t ranks_seen = 0;
@@ -97,12 +93,9 @@ std::vector<Warning> environment_warnings(const RunData& run) {
     }
     if (node.fact("turbo") == "on") turbo.push_back(node.hostname);
 
-    // CPUs the ranks may run on: their masks' union, else the node's count.
-    long cpus = on_node.masks_known && !on_node.usable_cpus.empty() ? static_cast<long>(on_node.usable_cpus.size())
-                                                                    : count_of(node.fact("cpu_count"));
-    if (cpus > 0 && static_cast<long>(on_node.ranks.size()) > cpus)
-      oversubscribed.push_back(node.hostname + " (" + std::to_string(on_node.ranks.size()) + " ranks on " +
-                               std::to_string(cpus) + " CPUs)");
+    if (n < loads.size() && loads[n].oversubscribed())
+      oversubscribed.push_back(node.hostname + " (" + std::to_string(loads[n].ranks) + " ranks on " +
+                               std::to_string(loads[n].cpus) + " CPUs)");
     unpinned.insert(unpinned.end(), on_node.unpinned.begin(), on_node.unpinned.end());
   }
   for (const RankEnvironment& rank : env.ranks) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "node_cpus.hpp"
 #include "tremor/estimators/measured_delay.hpp"
 
 namespace tremor::analysis::detail {
@@ -15,21 +16,11 @@ constexpr double kIoStallFactor = 10.0;
 constexpr std::array kIoFeatures = {Feature::io_opens,  Feature::io_closes,     Feature::io_reads,
                                     Feature::io_writes, Feature::io_bytes_read, Feature::io_bytes_written};
 
-// Per node: whether the job has more ranks on it than it has CPUs.
-std::vector<std::uint8_t> oversubscribed_nodes(const RunData& run) {
-  std::vector<std::uint8_t> oversubscribed(run.environment.nodes.size(), 0);
-  std::vector<long> ranks(oversubscribed.size(), 0);
-  for (const RankInfo& info : run.ranks) {
-    if (info.node_id >= 0 && static_cast<std::size_t>(info.node_id) < ranks.size())
-      ++ranks[static_cast<std::size_t>(info.node_id)];
-  }
-  for (std::size_t node = 0; node < oversubscribed.size(); ++node) {
-    const std::string& cpus = run.environment.nodes[node].fact("cpu_count");
-    char* end = nullptr;
-    const long count = std::strtol(cpus.c_str(), &end, 10);
-    oversubscribed[node] = end != cpus.c_str() && count > 0 && ranks[node] > count;
-  }
-  return oversubscribed;
+// The node of a detail row (past the node table when not known).
+std::size_t node_of_row(const RunData& run, std::size_t row) {
+  const auto rank = static_cast<std::size_t>(run.detail.ranks[row]);
+  if (rank >= run.ranks.size() || run.ranks[rank].node_id < 0) return run.environment.nodes.size();
+  return static_cast<std::size_t>(run.ranks[rank].node_id);
 }
 
 // The bin of one detail rank's value of a metric in one segment (none past the table).
@@ -76,15 +67,42 @@ double late_wait(const RunData& run, std::size_t segment) {
 }
 
 std::vector<std::uint8_t> oversubscribed_rows(const RunData& run) {
-  const std::vector<std::uint8_t> oversubscribed = oversubscribed_nodes(run);
+  const std::vector<NodeCpus> nodes = node_cpus(run);
   std::vector<std::uint8_t> rows(run.detail.ranks.size(), 0);
   for (std::size_t r = 0; r < rows.size(); ++r) {
-    const auto rank = static_cast<std::size_t>(run.detail.ranks[r]);
-    if (rank >= run.ranks.size()) continue;
-    const auto node = static_cast<std::size_t>(run.ranks[rank].node_id);
-    rows[r] = node < oversubscribed.size() && oversubscribed[node];
+    const std::size_t node = node_of_row(run, r);
+    rows[r] = node < nodes.size() && nodes[node].oversubscribed();
   }
   return rows;
+}
+
+std::vector<double> foreign_cpu_loss_s(const RunData& run) {
+  const std::vector<NodeCpus> nodes = node_cpus(run);
+  std::vector<std::vector<std::size_t>> rows_of(nodes.size());
+  for (std::size_t r = 0; r < run.detail.ranks.size(); ++r) {
+    if (const std::size_t node = node_of_row(run, r); node < nodes.size()) rows_of[node].push_back(r);
+  }
+  std::vector<double> loss(run.detail.segments, 0.0);
+  std::vector<double> off_cpu;
+  std::vector<double> slept;
+  for (std::size_t node = 0; node < nodes.size(); ++node) {
+    const std::vector<std::size_t>& rows = rows_of[node];
+    // Every rank of the node must be a detail rank: the CPU time of all of them is needed.
+    if (!nodes[node].oversubscribed() || static_cast<long>(rows.size()) != nodes[node].ranks) continue;
+    slept.clear();
+    for (const std::size_t r : rows) {
+      const double queue = run.ranks[static_cast<std::size_t>(run.detail.ranks[r])].run_queue_delay_s;
+      slept.push_back(std::isfinite(queue) ? off_cpu_total_s(run, r) - queue : std::nan(""));
+    }
+    const auto cpus = static_cast<double>(nodes[node].cpus);
+    for (std::size_t s = 0; s < loss.size() && s < run.segments.size(); ++s) {
+      off_cpu.clear();
+      for (const std::size_t r : rows) off_cpu.push_back(detail_cell(run, Quantized::off_cpu_time, r, s));
+      const double duration = run.segments.duration_s[s];
+      loss[s] = std::max(loss[s], estimators::foreign_cpu_time_s(cpus, duration, off_cpu, slept) / cpus);
+    }
+  }
+  return loss;
 }
 
 std::vector<std::uint8_t> waiting_rows(const RunData& run, std::span<const std::uint8_t> oversubscribed) {
@@ -109,9 +127,11 @@ std::vector<double> bin_values(const RunData& run, Quantized metric) {
 
 }  // namespace
 
-MeasuredCells::MeasuredCells(const RunData& run, std::span<const std::uint8_t> waiting)
+MeasuredCells::MeasuredCells(const RunData& run, std::span<const std::uint8_t> waiting,
+                             std::span<const std::uint8_t> oversubscribed)
     : run_(run),
       waiting_(waiting),
+      oversubscribed_(oversubscribed),
       off_cpu_values_(bin_values(run, Quantized::off_cpu_time)),
       wait_values_(bin_values(run, Quantized::wait_time)),
       io_values_(bin_values(run, Quantized::io_time)) {
@@ -140,38 +160,55 @@ double MeasuredCells::column(std::size_t segment, std::vector<double>& column, b
   io_rows_.clear();
   for (std::size_t r = 0; with_io && r < rows; ++r) {
     if (const std::uint64_t key = io_key_of(r, segment); key != 0)
-      io_rows_.push_back({key, cell(io_values_, Quantized::io_time, r, segment), r});
+      io_rows_.push_back({key, cell(io_values_, Quantized::io_time, r, segment),
+                          shares_cpus(r) ? cell(off_cpu_values_, Quantized::off_cpu_time, r, segment) : 0.0, r});
   }
   double largest_io = 0.0;
   if (io_rows_.size() >= 2) {
     std::sort(io_rows_.begin(), io_rows_.end(),
               [](const IoRow& a, const IoRow& b) { return a.key != b.key ? a.key < b.key : a.io_s < b.io_s; });
-    std::size_t first = 0;  // the fastest row of the current key
-    for (std::size_t i = 0; i < io_rows_.size(); ++i) {
-      if (io_rows_[i].key != io_rows_[first].key) first = i;
-      // Ranks doing the same writes to one file system differ by a few times
-      // (who flushes first); an order of magnitude is a stall.
+    for (std::size_t first = 0, end = 0; first < io_rows_.size(); first = end) {
+      // The rows of one key: the first is the fastest.
+      double longest_turn = 0.0;
+      for (end = first; end < io_rows_.size() && io_rows_[end].key == io_rows_[first].key; ++end)
+        longest_turn = std::max(longest_turn, io_rows_[end].off_cpu_s);
       const double fastest = io_rows_[first].io_s;
-      const double beyond = io_rows_[i].io_s >= kIoStallFactor * fastest ? io_rows_[i].io_s - fastest : 0.0;
-      column[io_rows_[i].row] = beyond;
-      io_parts_[io_rows_[i].row] = beyond;
-      largest_io = std::max(largest_io, beyond);
+      for (std::size_t i = first; i < end; ++i) {
+        // Ranks doing the same writes to one file system differ by a few times
+        // (who flushes first); an order of magnitude is a stall. A rank taking
+        // turns on its node's CPUs waits for its turn inside an I/O call as
+        // anywhere else: its I/O must outlast the longest time a rank that did
+        // the same I/O spent off the CPU in that segment.
+        const IoRow& row = io_rows_[i];
+        double beyond = row.io_s >= kIoStallFactor * fastest ? row.io_s - fastest : 0.0;
+        if (shares_cpus(row.row) && beyond <= longest_turn) beyond = 0.0;
+        column[row.row] = beyond;
+        io_parts_[row.row] = beyond;
+        largest_io = std::max(largest_io, beyond);
+      }
     }
   }
-  const double least_wait = late_wait(run_, segment);
   for (std::size_t r = 0; r < rows; ++r) {
-    const double measured = column[r] + cell(off_cpu_values_, Quantized::off_cpu_time, r, segment);
-    if (measured <= 0.0) continue;  // most cells: nothing to take the slack from
-    const bool keeps_slack = r < waiting_.size() && waiting_[r] != 0;
-    const double slack =
-        keeps_slack ? 0.0 : std::max(0.0, cell(wait_values_, Quantized::wait_time, r, segment) - least_wait);
-    column[r] = std::max(0.0, measured - slack);
+    // Ranks taking turns on their node's CPUs are off them by turns: only their I/O counts.
+    const double off_cpu = shares_cpus(r) ? 0.0 : cell(off_cpu_values_, Quantized::off_cpu_time, r, segment);
+    column[r] = less_slack(r, segment, column[r] + off_cpu);
   }
   return largest_io;
 }
 
+double MeasuredCells::less_slack(std::size_t row, std::size_t segment, double measured) const {
+  if (measured <= 0.0) return 0.0;  // most cells: nothing to take the slack from
+  if (row < waiting_.size() && waiting_[row] != 0) return measured;
+  const double slack = std::max(0.0, cell(wait_values_, Quantized::wait_time, row, segment) - late_wait(run_, segment));
+  return std::max(0.0, measured - slack);
+}
+
+double MeasuredCells::off_cpu_less_slack(std::size_t row, std::size_t segment) const {
+  return less_slack(row, segment, cell(off_cpu_values_, Quantized::off_cpu_time, row, segment));
+}
+
 SleptOnSharedCpus slept_on_shared_cpus(const RunData& run, std::span<const std::uint8_t> oversubscribed,
-                                       MeasuredCells& measured) {
+                                       const MeasuredCells& measured) {
   const std::size_t rows = run.detail.ranks.size();
   const std::size_t n = run.detail.segments;
   SleptOnSharedCpus result;
@@ -187,11 +224,7 @@ SleptOnSharedCpus slept_on_shared_cpus(const RunData& run, std::span<const std::
   }
   if (most == rows) return {};
   result.where.assign(n, 0.0);
-  std::vector<double> column;
-  for (std::size_t s = 0; s < n; ++s) {
-    measured.column(s, column, false);
-    result.where[s] = column[most];
-  }
+  for (std::size_t s = 0; s < n; ++s) result.where[s] = measured.off_cpu_less_slack(most, s);
   return result;
 }
 

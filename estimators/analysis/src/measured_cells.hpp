@@ -28,8 +28,15 @@ std::vector<std::uint8_t> oversubscribed_rows(const RunData& run);
 // time), on a node the job does not oversubscribe itself.
 std::vector<std::uint8_t> waiting_rows(const RunData& run, std::span<const std::uint8_t> oversubscribed);
 
+// Per segment: the time the run lost, at least, to other processes on the
+// nodes the job oversubscribes: on each such node whose ranks are all detail
+// ranks, the CPU time others took there (estimators::foreign_cpu_time_s) over
+// its CPUs; the largest over nodes. Zeros where no node qualifies.
+std::vector<double> foreign_cpu_loss_s(const RunData& run);
+
 // Per detail rank, one segment's measured delay that cost the segment time:
-// its off-CPU time, plus (with `with_io`) its I/O time beyond the fastest
+// its off-CPU time (none for a rank on a node the job oversubscribes: it is
+// off the CPU by turns), plus (with `with_io`) its I/O time beyond the fastest
 // detail rank that did the same I/O (same calls and bytes) in that segment
 // when it took 10 times as long or more (a stall, not the spread of a file system),
 // less its slack (its wait in the boundary beyond the least one: it arrived
@@ -39,23 +46,30 @@ std::vector<std::uint8_t> waiting_rows(const RunData& run, std::span<const std::
 // one value per row.
 class MeasuredCells {
  public:
-  MeasuredCells(const RunData& run, std::span<const std::uint8_t> waiting);
+  MeasuredCells(const RunData& run, std::span<const std::uint8_t> waiting,
+                std::span<const std::uint8_t> oversubscribed);
   // Returns the largest I/O part over the rows (before the slack).
   double column(std::size_t segment, std::vector<double>& column, bool with_io);
   // The last column's I/O part of a row (before the slack).
   double io_part(std::size_t row) const { return row < io_parts_.size() ? io_parts_[row] : 0.0; }
+  // A row's off-CPU time in a segment less its slack, whether or not it shares CPUs.
+  double off_cpu_less_slack(std::size_t row, std::size_t segment) const;
 
  private:
   struct IoRow {
     std::uint64_t key;
     double io_s;
+    double off_cpu_s;  // for a row taking turns on its node's CPUs, else 0
     std::size_t row;
   };
   double cell(const std::vector<double>& values, Quantized metric, std::size_t row, std::size_t segment) const;
   std::uint64_t io_key_of(std::size_t row, std::size_t segment) const;
+  double less_slack(std::size_t row, std::size_t segment, double measured) const;
+  bool shares_cpus(std::size_t row) const { return row < oversubscribed_.size() && oversubscribed_[row] != 0; }
 
   const RunData& run_;
   std::span<const std::uint8_t> waiting_;
+  std::span<const std::uint8_t> oversubscribed_;
   std::vector<double> io_parts_;
   std::vector<std::uint64_t> io_keys_;  // per detail signature entry
   std::vector<double> off_cpu_values_;
@@ -74,6 +88,6 @@ struct SleptOnSharedCpus {
   std::vector<double> where;
 };
 SleptOnSharedCpus slept_on_shared_cpus(const RunData& run, std::span<const std::uint8_t> oversubscribed,
-                                       MeasuredCells& measured);
+                                       const MeasuredCells& measured);
 
 }  // namespace tremor::analysis::detail

@@ -78,11 +78,19 @@ std::string partial_reason_text(const std::string& code) {
 // (at least 2 % of it): the measured delays, and ranks that waited for a CPU
 // (run queue) when that waiting weighs on the run too.
 void measured_line(std::ostringstream& out, const RunData& run, const RunAnalysis& analysis) {
-  if (!(analysis.measured_delay_s > 0.02 * analysis.run_time_s)) return;
+  if (!(analysis.measured_delay_s > 0.02 * analysis.run_time_s) && !analysis.taking_turns) return;
   std::string text = format(
       "Measured: %.3f s of delays: ranks off the CPU or stalled in I/O %.3f s (I/O stalls "
-      "%.3f s), late collectives %.3f s (a rank off the CPU inside a collective counts in both).",
+      "%.3f s), late collectives %.3f s (a rank off the CPU inside a collective counts in both)",
       analysis.measured_delay_s, analysis.rank_excess_s, analysis.io_peer_excess_s, analysis.boundary_excess_s);
+  if (analysis.foreign_cpu_loss_s > 0.0)
+    text += format(", CPU taken by other processes %.3f s", analysis.foreign_cpu_loss_s);
+  text += ".";
+  if (analysis.taking_turns) {
+    text +=
+        " The job puts more ranks than CPUs on a node: its ranks take turns on them, so only measured delays "
+        "are charged, not the spread of the durations.";
+  }
   double waited = 0.0;
   for (const std::int32_t rank : run.detail.ranks) {
     const auto r = static_cast<std::size_t>(rank);

@@ -65,4 +65,15 @@ double waiting_threshold_s(const MeasuredDelayOptions& options);
 /// `waiting_share` of its summed off-CPU time. False when not measured (NaN).
 bool off_cpu_mostly_waiting(double run_queue_delay_s, double off_cpu_total_s, double waiting_share = 0.5);
 
+/// On a node the job oversubscribes (more ranks than CPUs), the CPU time that
+/// other processes took in one segment, at least: `cpus` x the duration less
+/// the CPU time of the job's ranks on the node (each: the duration less its
+/// off-CPU time) less what they may have slept, since a CPU stands idle only
+/// while a rank of the job sleeps (the others are runnable: they compute or
+/// poll). `off_cpu_s` holds every rank of the node; `slept_cap_s` per rank
+/// bounds its sleep in the segment (its sleep over the run; infinity when not
+/// known). Returns CPU seconds, >= 0.
+double foreign_cpu_time_s(double cpus, double duration_s, std::span<const double> off_cpu_s,
+                          std::span<const double> slept_cap_s);
+
 }  // namespace tremor::estimators

@@ -124,6 +124,10 @@ struct RunAnalysis {
   bool most_segments_delayed = false;     // the clean spread was read from the lowest values only
   bool off_cpu_measured = false;          // the run file has off-CPU time per segment and detail rank
   std::size_t waiting_ranks = 0;          // detail ranks whose off-CPU time was mostly run-queue delay
+  // The job oversubscribes a node: its ranks take turns on the CPUs, so the
+  // durations' spread is not evidence; only measured delays are charged.
+  bool taking_turns = false;
+  double foreign_cpu_loss_s = 0.0;  // sum over segments of the CPU others took on such nodes, over their CPUs
   double rank_excess_s = 0.0;             // sum over segments of the worst detail rank's off-CPU + I/O excess
   double io_peer_excess_s = 0.0;          // sum over segments of the largest I/O time beyond a rank doing the same
   double boundary_excess_s = 0.0;         // sum over segments of the collective's least wait above its latency

@@ -1,0 +1,43 @@
+#include "node_cpus.hpp"
+
+#include <set>
+#include <string>
+
+#include "tremor/environment.hpp"
+
+namespace tremor::analysis {
+
+std::vector<NodeCpus> node_cpus(const RunData& run) {
+  const RunEnvironment& env = run.environment;
+  std::vector<NodeCpus> nodes(env.nodes.size());
+  std::vector<std::set<int>> masks(nodes.size());
+  std::vector<bool> masks_known(nodes.size(), true);
+  std::vector<int> cpus;
+  for (std::size_t r = 0; r < run.ranks.size(); ++r) {
+    const std::int32_t node = run.ranks[r].node_id;
+    if (node < 0 || static_cast<std::size_t>(node) >= nodes.size()) continue;
+    const auto n = static_cast<std::size_t>(node);
+    ++nodes[n].ranks;
+    if (r >= env.ranks.size() || !parse_cpu_list(env.ranks[r].affinity, cpus)) {
+      masks_known[n] = false;
+      continue;
+    }
+    masks[n].insert(cpus.begin(), cpus.end());
+  }
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    if (masks_known[n] && !masks[n].empty()) {
+      nodes[n].cpus = static_cast<long>(masks[n].size());
+      continue;
+    }
+    const std::string& count = env.nodes[n].fact("cpu_count");
+    if (is_unknown(count)) continue;
+    try {
+      nodes[n].cpus = std::max(0L, std::stol(count));
+    } catch (...) {
+      nodes[n].cpus = 0;
+    }
+  }
+  return nodes;
+}
+
+}  // namespace tremor::analysis
