@@ -120,8 +120,10 @@ std::vector<Warning> environment_warnings(const RunData& run) {
                                      ". The scheduler may move them, which shows up as interference.");
   }
   if (!oversubscribed.empty())
-    warn("environment_oversubscribed", "More ranks than CPUs on " + list_of(oversubscribed) +
-                                           ": ranks wait for each other's CPU, which shows up as interference.");
+    warn("environment_oversubscribed",
+         "More ranks than CPUs on " + list_of(oversubscribed) +
+             ": ranks take turns on the CPUs. With the CPU-time counter only measured delays are charged "
+             "there; with a PAPI counter the turns show up as interference.");
   if (!smt_shared.empty())
     warn("environment_smt_shared",
          "Ranks share physical cores as SMT siblings (rank " + list_of(smt_shared) + "): each slows the other down.");
