@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/math/special_functions/erf.hpp>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 namespace tremor::estimators {
@@ -69,6 +70,46 @@ double waiting_threshold_s(const MeasuredDelayOptions& options) {
 bool off_cpu_mostly_waiting(double run_queue_delay_s, double off_cpu_total_s, double waiting_share) {
   if (!std::isfinite(run_queue_delay_s) || !std::isfinite(off_cpu_total_s) || run_queue_delay_s < 0.0) return false;
   return off_cpu_total_s <= 0.0 || run_queue_delay_s >= waiting_share * off_cpu_total_s;
+}
+
+namespace {
+
+// The time `rank` would take at the speed of `peer`: infinite when the peer
+// did not do some kind of I/O the rank did (no comparison).
+double time_at_speed_of(const RankIo& rank, const RankIo& peer) {
+  double ratio = 0.0;
+  for (std::size_t k = 0; k < rank.amounts.size(); ++k) {
+    if (!(rank.amounts[k] > 0.0)) continue;
+    if (!(peer.amounts[k] > 0.0)) return std::numeric_limits<double>::infinity();
+    ratio = std::max(ratio, rank.amounts[k] / peer.amounts[k]);
+  }
+  return peer.time_s * ratio;
+}
+
+bool has_io(const RankIo& rank) {
+  return std::any_of(rank.amounts.begin(), rank.amounts.end(), [](double amount) { return amount > 0.0; });
+}
+
+}  // namespace
+
+void io_stalls(std::span<const RankIo> ranks, double stall_factor, std::vector<double>& beyond) {
+  beyond.assign(ranks.size(), 0.0);
+  double longest_turn = 0.0;
+  for (const RankIo& rank : ranks) {
+    if (rank.takes_turns && has_io(rank)) longest_turn = std::max(longest_turn, rank.off_cpu_s);
+  }
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    if (!has_io(ranks[r]) || !std::isfinite(ranks[r].time_s)) continue;
+    double expected = std::numeric_limits<double>::infinity();
+    for (std::size_t p = 0; p < ranks.size(); ++p) {
+      if (p != r && has_io(ranks[p]) && ranks[p].time_s >= 0.0)
+        expected = std::min(expected, time_at_speed_of(ranks[r], ranks[p]));
+    }
+    if (!std::isfinite(expected) || ranks[r].time_s < stall_factor * expected) continue;
+    const double excess = ranks[r].time_s - expected;
+    if (ranks[r].takes_turns && excess <= longest_turn) continue;
+    beyond[r] = excess;
+  }
 }
 
 double foreign_cpu_time_s(double cpus, double duration_s, std::span<const double> off_cpu_s,

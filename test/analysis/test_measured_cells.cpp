@@ -233,7 +233,7 @@ TEST_CASE("ranks taking turns on an oversubscribed node: what one slept beyond i
   CHECK(analyze_run(run, quick_parameters()).lost_percent < 0.5);
 }
 
-TEST_CASE("a write stalled on every segment of a group, against a rank that wrote the same", "[analysis]") {
+TEST_CASE("a write stalled on every segment of a group, against a rank that wrote the same or more", "[analysis]") {
   // Every segment, ranks 1 and 2 write the same file (same calls and bytes);
   // rank 2 takes 0.2 ms, rank 1 is stalled to 3 ms (15 times as long) and
   // the others wait for it. No segment of the group is clean.
@@ -262,6 +262,14 @@ TEST_CASE("a write stalled on every segment of a group, against a rank that wrot
   // 3 times as long: the spread of one file system, not a stall.
   set_cells(run, Quantized::io_time, io(0.0006));
   CHECK(analyze_run(run, quick_parameters()).io_peer_excess_s == 0.0);
+  // Rank 1 writes another file, a quarter of rank 2's writes and bytes, in
+  // 3 ms: at rank 2's speed it takes at most rank 2's time (one file each).
+  FeatureVector smaller = writing;
+  smaller[tremor::index(Feature::io_writes)] = 1;
+  smaller[tremor::index(Feature::io_bytes_written)] = 16384;
+  run.detail.signatures[run.detail.signature_offset[1]] = smaller;
+  set_cells(run, Quantized::io_time, io(0.003));
+  CHECK(analyze_run(run, quick_parameters()).io_peer_excess_s == Approx(200 * 0.0028).epsilon(0.02));
 }
 
 TEST_CASE("ranks taking turns: their own turns cost nothing; another process costs the CPU time it took",

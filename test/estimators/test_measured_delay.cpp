@@ -125,3 +125,51 @@ TEST_CASE("foreign CPU: on an oversubscribed node, what the job's ranks did not 
   CHECK(foreign_cpu_time_s(0.0, 0.010, shared, none) == 0.0);
   CHECK(foreign_cpu_time_s(2.0, 0.0, shared, none) == 0.0);
 }
+
+TEST_CASE("I/O stalls: against the fastest rank that did every kind of I/O, scaled to the amounts", "[io]") {
+  const auto writer = [](double time_s, double writes, double bytes, double files = 1) {
+    RankIo io;
+    io.time_s = time_s;
+    io.amounts = {files, files, 0, writes, 0, bytes};
+    return io;
+  };
+  std::vector<double> beyond;
+  // The same writes: 15 times the fastest is a stall, 3 times is not.
+  std::vector<RankIo> ranks{writer(0.0002, 4, 65536), writer(0.003, 4, 65536), writer(0.0006, 4, 65536)};
+  io_stalls(ranks, 10.0, beyond);
+  CHECK(beyond[0] == 0.0);
+  CHECK(beyond[1] == Approx(0.0028));
+  CHECK(beyond[2] == 0.0);
+  // A tenth of the files, writes and bytes of a rank that took 0.6 ms: 0.06 ms at its speed.
+  ranks = {writer(0.0006, 160, 640000, 10), writer(0.080, 16, 64000)};
+  io_stalls(ranks, 10.0, beyond);
+  CHECK(beyond[0] == 0.0);
+  CHECK(beyond[1] == Approx(0.080 - 0.00006));
+  // More bytes than the peer: scaled by the larger ratio, 0.6 ms x 100 is no stall at 80 ms.
+  ranks[1].amounts[5] = 64000000;
+  io_stalls(ranks, 10.0, beyond);
+  CHECK(beyond[1] == 0.0);
+  // A peer that only read says nothing of writes.
+  RankIo reader;
+  reader.time_s = 0.0001;
+  reader.amounts = {1, 1, 10, 0, 65536, 0};
+  ranks = {reader, writer(0.080, 16, 64000)};
+  io_stalls(ranks, 10.0, beyond);
+  CHECK(beyond[0] == 0.0);
+  CHECK(beyond[1] == 0.0);
+  // Ranks taking turns: only beyond the longest turn off the CPU of a rank with I/O.
+  ranks = {writer(0.0002, 4, 65536), writer(0.003, 4, 65536), RankIo{}};
+  for (RankIo& rank : ranks) rank.takes_turns = true;
+  ranks[0].off_cpu_s = 0.004;
+  ranks[2].off_cpu_s = 0.050;  // no I/O: its turns do not count
+  io_stalls(ranks, 10.0, beyond);
+  CHECK(beyond[1] == 0.0);
+  ranks[1].time_s = 0.010;
+  io_stalls(ranks, 10.0, beyond);
+  CHECK(beyond[1] == Approx(0.0098));
+  CHECK(beyond[2] == 0.0);
+  // One rank alone has nothing to be compared with.
+  ranks = {writer(1.0, 4, 65536)};
+  io_stalls(ranks, 10.0, beyond);
+  CHECK(beyond[0] == 0.0);
+}

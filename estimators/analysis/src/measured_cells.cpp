@@ -37,16 +37,12 @@ double off_cpu_total_s(const RunData& run, std::size_t row) {
   return total;
 }
 
-// The I/O of a signature as one key (0: none).
-std::uint64_t io_key(const FeatureVector& features) {
-  std::uint64_t key = 0;
-  bool any = false;
-  for (const Feature feature : kIoFeatures) {
-    const std::uint64_t value = features[tremor::index(feature)];
-    any = any || value != 0;
-    key = (key ^ value) * 0x100000001b3ULL + 0x9e3779b97f4a7c15ULL;
-  }
-  return any ? key | 1 : 0;
+// The I/O of a signature: its amounts in kIoFeatures' order.
+std::array<double, 6> io_amounts(const FeatureVector& features) {
+  std::array<double, 6> amounts{};
+  for (std::size_t k = 0; k < kIoFeatures.size(); ++k)
+    amounts[k] = static_cast<double>(features[tremor::index(kIoFeatures[k])]);
+  return amounts;
 }
 
 }  // namespace
@@ -135,15 +131,15 @@ MeasuredCells::MeasuredCells(const RunData& run, std::span<const std::uint8_t> w
       off_cpu_values_(bin_values(run, Quantized::off_cpu_time)),
       wait_values_(bin_values(run, Quantized::wait_time)),
       io_values_(bin_values(run, Quantized::io_time)) {
-  for (const FeatureVector& features : run.detail.signatures) io_keys_.push_back(io_key(features));
+  for (const FeatureVector& features : run.detail.signatures) io_amounts_.push_back(io_amounts(features));
 }
 
-std::uint64_t MeasuredCells::io_key_of(std::size_t row, std::size_t segment) const {
+const std::array<double, 6>* MeasuredCells::io_amounts_of(std::size_t row, std::size_t segment) const {
   const DetailRanks& detail = run_.detail;
   const std::size_t cell = row * detail.segments + segment;
-  if (cell >= detail.signature_index.size() || row >= detail.signature_offset.size()) return 0;
+  if (cell >= detail.signature_index.size() || row >= detail.signature_offset.size()) return nullptr;
   const std::size_t entry = std::size_t{detail.signature_offset[row]} + detail.signature_index[cell];
-  return entry < io_keys_.size() ? io_keys_[entry] : 0;
+  return entry < io_amounts_.size() ? &io_amounts_[entry] : nullptr;
 }
 
 double MeasuredCells::cell(const std::vector<double>& values, Quantized metric, std::size_t row,
@@ -156,36 +152,24 @@ double MeasuredCells::column(std::size_t segment, std::vector<double>& column, b
   const std::size_t rows = run_.detail.ranks.size();
   column.assign(rows, 0.0);
   io_parts_.assign(rows, 0.0);
-  // Ranks that did the same I/O: the fastest of them took what it costs.
-  io_rows_.clear();
-  for (std::size_t r = 0; with_io && r < rows; ++r) {
-    if (const std::uint64_t key = io_key_of(r, segment); key != 0)
-      io_rows_.push_back({key, cell(io_values_, Quantized::io_time, r, segment),
-                          shares_cpus(r) ? cell(off_cpu_values_, Quantized::off_cpu_time, r, segment) : 0.0, r});
-  }
+  // Ranks that did the same I/O, or every kind of I/O a rank did: the
+  // fastest of them, scaled to the rank's amounts, took what it costs.
   double largest_io = 0.0;
-  if (io_rows_.size() >= 2) {
-    std::sort(io_rows_.begin(), io_rows_.end(),
-              [](const IoRow& a, const IoRow& b) { return a.key != b.key ? a.key < b.key : a.io_s < b.io_s; });
-    for (std::size_t first = 0, end = 0; first < io_rows_.size(); first = end) {
-      // The rows of one key: the first is the fastest.
-      double longest_turn = 0.0;
-      for (end = first; end < io_rows_.size() && io_rows_[end].key == io_rows_[first].key; ++end)
-        longest_turn = std::max(longest_turn, io_rows_[end].off_cpu_s);
-      const double fastest = io_rows_[first].io_s;
-      for (std::size_t i = first; i < end; ++i) {
-        // Ranks doing the same writes to one file system differ by a few times
-        // (who flushes first); an order of magnitude is a stall. A rank taking
-        // turns on its node's CPUs waits for its turn inside an I/O call as
-        // anywhere else: its I/O must outlast the longest time a rank that did
-        // the same I/O spent off the CPU in that segment.
-        const IoRow& row = io_rows_[i];
-        double beyond = row.io_s >= kIoStallFactor * fastest ? row.io_s - fastest : 0.0;
-        if (shares_cpus(row.row) && beyond <= longest_turn) beyond = 0.0;
-        column[row.row] = beyond;
-        io_parts_[row.row] = beyond;
-        largest_io = std::max(largest_io, beyond);
-      }
+  if (with_io) {
+    io_ranks_.assign(rows, estimators::RankIo{});
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::array<double, 6>* amounts = io_amounts_of(r, segment);
+      if (amounts == nullptr) continue;
+      estimators::RankIo& io = io_ranks_[r];
+      io.amounts = *amounts;
+      io.time_s = cell(io_values_, Quantized::io_time, r, segment);
+      io.takes_turns = shares_cpus(r);
+      if (io.takes_turns) io.off_cpu_s = cell(off_cpu_values_, Quantized::off_cpu_time, r, segment);
+    }
+    estimators::io_stalls(io_ranks_, kIoStallFactor, io_parts_);
+    for (std::size_t r = 0; r < rows; ++r) {
+      column[r] = io_parts_[r];
+      largest_io = std::max(largest_io, io_parts_[r]);
     }
   }
   for (std::size_t r = 0; r < rows; ++r) {

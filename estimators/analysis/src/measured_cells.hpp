@@ -1,11 +1,13 @@
 // Per detail rank and segment: the delay measured directly, and the facts
 // that decide how it is read (docs/statistics-primary.md, "Measured delays").
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "tremor/estimators/measured_delay.hpp"
 #include "tremor/run_data.hpp"
 
 namespace tremor::analysis::detail {
@@ -36,10 +38,10 @@ std::vector<double> foreign_cpu_loss_s(const RunData& run);
 
 // Per detail rank, one segment's measured delay that cost the segment time:
 // its off-CPU time (none for a rank on a node the job oversubscribes: it is
-// off the CPU by turns), plus (with `with_io`) its I/O time beyond the fastest
-// detail rank that did the same I/O (same calls and bytes) in that segment
-// when it took 10 times as long or more (a stall, not the spread of a file system),
-// less its slack (its wait in the boundary beyond the least one: it arrived
+// off the CPU by turns), plus (with `with_io`) its I/O stall: its I/O time
+// beyond what it would have taken at the speed of the fastest detail rank
+// that did every kind of I/O it did in that segment, when it took 10 times
+// as long or more (estimators::io_stalls), less its slack (its wait in the boundary beyond the least one: it arrived
 // before the last rank, so time lost before that cost nothing). A rank that
 // waited for a CPU (`waiting`) keeps its slack: descheduled while it waits, it
 // may hold up a rank that needs it to progress (a rendezvous). `column` gets
@@ -56,14 +58,8 @@ class MeasuredCells {
   double off_cpu_less_slack(std::size_t row, std::size_t segment) const;
 
  private:
-  struct IoRow {
-    std::uint64_t key;
-    double io_s;
-    double off_cpu_s;  // for a row taking turns on its node's CPUs, else 0
-    std::size_t row;
-  };
   double cell(const std::vector<double>& values, Quantized metric, std::size_t row, std::size_t segment) const;
-  std::uint64_t io_key_of(std::size_t row, std::size_t segment) const;
+  const std::array<double, 6>* io_amounts_of(std::size_t row, std::size_t segment) const;
   double less_slack(std::size_t row, std::size_t segment, double measured) const;
   bool shares_cpus(std::size_t row) const { return row < oversubscribed_.size() && oversubscribed_[row] != 0; }
 
@@ -71,11 +67,11 @@ class MeasuredCells {
   std::span<const std::uint8_t> waiting_;
   std::span<const std::uint8_t> oversubscribed_;
   std::vector<double> io_parts_;
-  std::vector<std::uint64_t> io_keys_;  // per detail signature entry
+  std::vector<std::array<double, 6>> io_amounts_;  // per detail signature entry
   std::vector<double> off_cpu_values_;
   std::vector<double> wait_values_;
   std::vector<double> io_values_;
-  std::vector<IoRow> io_rows_;
+  std::vector<estimators::RankIo> io_ranks_;
 };
 
 // What the detail rank on an oversubscribed node that slept most slept, and

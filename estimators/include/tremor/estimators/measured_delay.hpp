@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -64,6 +65,27 @@ double waiting_threshold_s(const MeasuredDelayOptions& options);
 /// run-queue delay over the run (schedstat) is at least
 /// `waiting_share` of its summed off-CPU time. False when not measured (NaN).
 bool off_cpu_mostly_waiting(double run_queue_delay_s, double off_cpu_total_s, double waiting_share = 0.5);
+
+/// One rank's I/O in one segment.
+struct RankIo {
+  double time_s = 0.0;
+  /// Opens, closes, reads, writes, bytes read, bytes written.
+  std::array<double, 6> amounts{};
+  /// Its time off the CPU in the segment when it takes turns on its node's
+  /// CPUs with other ranks of the job (`takes_turns`); else unused.
+  double off_cpu_s = 0.0;
+  bool takes_turns = false;
+};
+
+/// Per rank of one segment (`beyond`, one value each): its I/O time beyond
+/// what it would have taken at the speed of the fastest other rank that did
+/// every kind of I/O it did (that rank's time x the largest ratio of their
+/// amounts; identical I/O gives that rank's time), when it took at least
+/// `stall_factor` times that, else 0. A rank that takes turns on the CPUs
+/// waits for a turn inside an I/O call as anywhere else: its excess counts
+/// only when it outlasts the longest time off the CPU of any rank with I/O
+/// there. Ranks without I/O, or with no rank to compare with, get 0.
+void io_stalls(std::span<const RankIo> ranks, double stall_factor, std::vector<double>& beyond);
 
 /// On a node the job oversubscribes (more ranks than CPUs), the CPU time that
 /// other processes took in one segment, at least: `cpus` x the duration less
