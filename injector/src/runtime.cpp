@@ -25,6 +25,8 @@ thread_local unsigned t_depth __attribute__((tls_model("initial-exec"))) = 0;
 thread_local unsigned t_resolving __attribute__((tls_model("initial-exec"))) = 0;
 bool g_slowdown = false;
 thread_local double t_last_return_s __attribute__((tls_model("initial-exec"))) = 0.0;
+// The slowdown this thread owes and has not spent yet, µs.
+thread_local double t_slowdown_owed_us __attribute__((tls_model("initial-exec"))) = 0.0;
 
 double monotonic_seconds() noexcept {
   timespec now{};
@@ -166,13 +168,22 @@ static void* resolve_next_any(const char* symbol) noexcept {
   return address;
 }
 
+// A slow rank's waits are paid once they add up to this, µs. A sleep costs
+// about 20 µs of CPU time and overshoots by up to 80 µs on a virtual machine:
+// a wait of a few µs at every call of a code that calls MPI at kHz rates
+// would slow the rank several times its factor, much of it on the CPU. What
+// a sleep overshoots is repaid from the next waits, so over the run the rank
+// waits its factor times the time between its calls.
+constexpr double kMinSlowdownSleepUs = 200.0;
+
 void maybe_delay(const char* call_name) noexcept {
   if (g_window) {
     const double now_s = monotonic_seconds() - g_init_seconds;
     if (now_s < g_window_start_s || now_s >= g_window_end_s) return;
   }
   InjectorState& s = state();
-  double requested_us = 0.0;
+  double random_us = 0.0;
+  bool slowdown_paid = false;
   std::uint64_t sequence = 0;
   {
     std::lock_guard lock(s.mutex);
@@ -180,20 +191,23 @@ void maybe_delay(const char* call_name) noexcept {
     sequence = s.eligible_calls++;
     bool delayed = false;
     if (s.config.random_delays() && (s.config.probability >= 1.0 || s.uniform(s.engine) < s.config.probability)) {
-      requested_us = draw_delay_us(s);
+      random_us = draw_delay_us(s);
       delayed = true;
     }
     if (g_slowdown) {
-      requested_us += slowdown_delay_us(s.config);
-      delayed = true;
+      t_slowdown_owed_us += slowdown_delay_us(s.config);
+      slowdown_paid = t_slowdown_owed_us >= kMinSlowdownSleepUs;
+      delayed = delayed || slowdown_paid;
     }
     if (!delayed) return;
     if (!s.log.reserve_one()) return;  // log full: stop injecting so the log stays complete
   }
+  const double requested_us = random_us + (slowdown_paid ? t_slowdown_owed_us : 0.0);
   const long long segment = g_current_segment != nullptr ? g_current_segment() : -1;
   const double begin = monotonic_seconds();
   spend(s.config.mode, begin + requested_us * 1e-6);
   const double spent_us = (monotonic_seconds() - begin) * 1e6;
+  if (slowdown_paid) t_slowdown_owed_us -= spent_us - random_us;  // an overshoot is repaid later
   std::lock_guard lock(s.mutex);
   s.log.append(begin - g_init_seconds, call_name, requested_us, spent_us, sequence, segment);
 }

@@ -11,6 +11,8 @@
  *       barrier; rank 0 prints "loop_seconds <s>" (the ranks do not wait on
  *       each other until the last barrier).
  *   inject_workload window N SLEEP_MS   N x (sleep, barrier); no output.
+ *   inject_workload spin N US           N x (busy US microseconds, MPI_Send to
+ *       MPI_PROC_NULL); no output.
  *   inject_workload threads N           MPI_Init_thread(MULTIPLE); 2 threads
  *       each open /dev/null, N x (MPI_Send to MPI_PROC_NULL, write), close.
  */
@@ -29,6 +31,13 @@
 static void sleep_ms(long milliseconds) {
   struct timespec pause = {milliseconds / 1000, (milliseconds % 1000) * 1000000L};
   nanosleep(&pause, NULL);
+}
+
+/* Busy for `microseconds` of wall time: code between calls, at kHz rates. */
+static void spin_us(double microseconds) {
+  const double until = MPI_Wtime() + microseconds * 1e-6;
+  while (MPI_Wtime() < until) {
+  }
 }
 
 /* Reads the injector's C API the way the profiler will: dlsym, no link. */
@@ -146,6 +155,12 @@ int main(int argc, char** argv) {
     } else {
       run_threads(iterations);
     }
+  } else if (strcmp(mode, "spin") == 0 && argc > 3) {
+    const double microseconds = atof(argv[3]);
+    for (int i = 0; i < iterations; ++i) {
+      spin_us(microseconds);
+      MPI_Send(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+    }
   } else if (strcmp(mode, "window") == 0 && argc > 3) {
     for (int i = 0; i < iterations; ++i) {
       sleep_ms(atol(argv[3]));
@@ -153,7 +168,8 @@ int main(int argc, char** argv) {
     }
   } else {
     if (rank == 0)
-      fprintf(stderr, "usage: %s mixed N DIR [EXIT] | barrier N | independent N | window N SLEEP_MS | threads N\n",
+      fprintf(stderr,
+              "usage: %s mixed N DIR [EXIT] | barrier N | independent N | window N SLEEP_MS | spin N US | threads N\n",
               argv[0]);
     exit_code = 2;
   }

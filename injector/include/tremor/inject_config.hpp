@@ -61,6 +61,7 @@ inline constexpr std::array<SettingInfo, static_cast<std::size_t>(Setting::count
     {"TREMOR_INJECT_SLOWDOWN", "0",
      "Persistent slow rank: each eligible call on the selected ranks first waits this factor times the time "
      "since the thread's previous intercepted call returned (0.2: the code between calls runs 20 % slower). "
+     "Waits are paid once they add up to 200 us, and a sleep's overshoot is repaid from the next ones. "
      "In [0, 100]; independent of MEAN_US, SD_US and PROBABILITY, and limited by the window."},
     {"TREMOR_OUTPUT_DIR", ".", "Directory of the per-rank delay logs (tremor-inject_*.csv)."},
 }};
