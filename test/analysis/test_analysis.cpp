@@ -322,6 +322,34 @@ TEST_CASE("a slow iteration after every checkpoint is intrinsic, not interferenc
   CHECK(result.paper_mad4_percent > 2.0);  // of the 2.9 % the recurring slowdown adds
 }
 
+TEST_CASE("with the CPU-time counter a segment that did more work is not delayed; one off the CPU is",
+          "[analysis]") {
+  // 10 ms segments whose CPU time varies as an application's own steps do:
+  // most at 10 ms, one in five 0.3-0.9 ms heavier, and as much longer.
+  SyntheticSpec spec;
+  spec.groups = {SyntheticGroup{1e7, 0.010, 300}};
+  spec.counter_source = "thread_cputime";
+  RunData run = tremor::test::synthetic_run(spec);
+  run.meta.schema_version = 3;
+  run.meta.counter_unit = "ns";
+  double heavier = 0.0;
+  for (std::size_t s = 0; s < run.segments.size(); ++s) {
+    const double extra_s = s % 5 == 2 ? 0.0003 * static_cast<double>(1 + s % 3) : 0.0;
+    run.segments.work[s] += 1e9 * extra_s;
+    run.segments.duration_s[s] += extra_s;
+    heavier += extra_s;
+  }
+  run.meta.run_time_s += heavier;
+  const RunAnalysis own = analyze_run(run, quick_parameters());
+  REQUIRE(own.estimate_possible);
+  CHECK(own.lost_percent < 0.3);  // of the 1.2 % the heavier steps add
+  // The same run with 2 ms more on every 20th segment, its work unchanged: delayed.
+  for (std::size_t s = 7; s < run.segments.size(); s += 20) run.segments.duration_s[s] += 0.002;
+  run.meta.run_time_s += 15 * 0.002;
+  const RunAnalysis delayed = analyze_run(run, quick_parameters());
+  CHECK(delayed.lost_percent == Approx(100.0 * 15 * 0.002 / run.meta.run_time_s).margin(0.3));
+}
+
 TEST_CASE("stragglers: the late rank and its node carry the impact", "[analysis]") {
   const SyntheticSpec spec = planted_spec(0.08);
   const RunData run = tremor::test::synthetic_run(spec);

@@ -301,6 +301,30 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
   return added;
 }
 
+// The median of a group's values.
+double median_of(std::vector<double> values) {
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
+
+// With the CPU-time counter (work in ns), a segment that did more work than
+// its group's median spent that much more CPU time of its own: it is compared
+// with the others less that excess, so an application's own heavier
+// iterations (LAMMPS rebuilding its neighbour lists) are not delays. Slowing
+// of the CPU itself (cache, memory bandwidth) inflates CPU time as well and
+// is then not charged (docs/statistics-primary.md).
+void remove_work_excess(const std::vector<std::vector<double>>& work, std::vector<std::vector<double>>& durations) {
+  for (std::size_t i = 0; i < durations.size() && i < work.size(); ++i) {
+    if (work[i].size() != durations[i].size() || work[i].empty()) continue;
+    const double median = median_of(work[i]);
+    for (std::size_t j = 0; j < durations[i].size(); ++j) {
+      const double excess_s = 1e-9 * (work[i][j] - median);
+      if (excess_s > 0.0 && durations[i][j] > excess_s) durations[i][j] -= excess_s;
+    }
+  }
+}
+
 // Ranks that take turns on a node's CPUs (the job oversubscribes it) stretch
 // segments by how the scheduler happens to interleave them, run after run: a
 // segment of 0.02 ms of work lasts 2 to 9 ms in clean runs. The durations'
@@ -345,20 +369,16 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
       if (has_work) work[i].push_back(run.segments.work[segment]);
     }
   }
+  const bool cpu_time_work = has_work && run.meta.counter_source != "papi" && run.meta.counter_unit == "ns";
+  if (cpu_time_work) remove_work_excess(work, durations);
   const std::vector<std::span<const double>> spans(durations.begin(), durations.end());
   const std::vector<std::span<const double>> work_spans(work.begin(), work.end());
   // With the CPU-time counter (work in ns) a clean segment lasts at least its
   // work: the median work of each group floors its intrinsic duration.
   std::vector<double> baseline_floor;
-  if (has_work && run.meta.counter_source != "papi" && run.meta.counter_unit == "ns") {
-    for (std::vector<double> values : work) {
-      if (values.empty()) {
-        baseline_floor.push_back(0.0);
-        continue;
-      }
-      std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
-      baseline_floor.push_back(1e-9 * values[values.size() / 2]);
-    }
+  if (cpu_time_work) {
+    for (const std::vector<double>& values : work)
+      baseline_floor.push_back(values.empty() ? 0.0 : 1e-9 * median_of(values));
   }
   est::IntrinsicEstimate estimate = est::estimate_intrinsic(
       spans, {}, has_work ? std::span(work_spans) : std::span<const std::span<const double>>{}, baseline_floor);
