@@ -311,7 +311,7 @@ double median_of(std::vector<double> values) {
 // With the CPU-time counter (work in ns), a segment that did more work than
 // its group's median spent that much more CPU time of its own: it is compared
 // with the others less that excess, so an application's own heavier
-// iterations (LAMMPS rebuilding its neighbour lists) are not delays. Slowing
+// iterations (LAMMPS steps that vary in CPU time) are not delays. Slowing
 // of the CPU itself (cache, memory bandwidth) inflates CPU time as well and
 // is then not charged (docs/statistics-primary.md).
 void remove_work_excess(const std::vector<std::vector<double>>& work, std::vector<std::vector<double>>& durations) {
