@@ -36,9 +36,10 @@ void gather_ranks(const Context& ctx, RunData* run) {
   PMPI_Get_processor_name(host, &length);
   std::vector<char> all(ctx.root() ? static_cast<std::size_t>(ctx.size) * kHostLength : 0);
   PMPI_Gather(host, kHostLength, MPI_CHAR, all.data(), kHostLength, MPI_CHAR, 0, ctx.comm);
-  const double run_queue_delay = run_queue_delay_since_init_s();
-  std::vector<double> run_queue_delays(ctx.root() ? static_cast<std::size_t>(ctx.size) : 0);
-  PMPI_Gather(&run_queue_delay, 1, MPI_DOUBLE, run_queue_delays.data(), 1, MPI_DOUBLE, 0, ctx.comm);
+  const SchedulerTimes times = scheduler_times_since_init();
+  const double local[2] = {times.run_queue_delay_s, times.slept_s};
+  std::vector<double> scheduler(ctx.root() ? 2 * static_cast<std::size_t>(ctx.size) : 0);
+  PMPI_Gather(local, 2, MPI_DOUBLE, scheduler.data(), 2, MPI_DOUBLE, 0, ctx.comm);
   if (!ctx.root()) return;
   std::vector<std::string> hosts;
   for (int r = 0; r < ctx.size; ++r) {
@@ -46,8 +47,10 @@ void gather_ranks(const Context& ctx, RunData* run) {
     hosts.emplace_back(name, strnlen(name, kHostLength));
   }
   run->meta.node_count = assign_nodes(hosts, run->ranks);
-  for (std::size_t r = 0; r < run->ranks.size() && r < run_queue_delays.size(); ++r)
-    run->ranks[r].run_queue_delay_s = run_queue_delays[r];
+  for (std::size_t r = 0; r < run->ranks.size() && 2 * r + 1 < scheduler.size(); ++r) {
+    run->ranks[r].run_queue_delay_s = scheduler[2 * r];
+    run->ranks[r].slept_s = scheduler[2 * r + 1];
+  }
 }
 
 void gather_totals(const Context& ctx, const FinalizedSegments& local, RunData* run) {

@@ -19,7 +19,7 @@ using AbortFn = int (*)(MPI_Comm, int);
 
 // After a successful PMPI_Init(_thread): the run-queue baseline, then the recorder.
 void begin_recording() {
-  note_run_queue_delay_at_init();
+  note_scheduler_at_init();
   Recorder::instance().start();
 }
 

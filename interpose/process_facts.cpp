@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -50,36 +51,53 @@ std::string processor_name() {
 
 namespace {
 
-pid_t init_thread = 0;
-double run_queue_delay_at_init_s = std::numeric_limits<double>::quiet_NaN();
+// The thread's schedstat fields and the monotonic clock, s.
+struct SchedulerReading {
+  double on_cpu_s = std::numeric_limits<double>::quiet_NaN();
+  double waiting_s = std::numeric_limits<double>::quiet_NaN();
+  double wall_s = std::numeric_limits<double>::quiet_NaN();
+};
 
-// The second field of /proc/self/task/<tid>/schedstat (ns), in seconds. Read
-// with system calls, not through open/read: an I/O profiler or injector
-// preloaded with Tremor must not see (or delay) Tremor's own reads.
-double run_queue_delay_s(pid_t thread) {
+pid_t init_thread = 0;
+SchedulerReading at_init;
+
+// /proc/self/task/<tid>/schedstat: time on a CPU and time runnable waiting
+// for one (ns). Read with system calls, not through open/read: an I/O
+// profiler or injector preloaded with Tremor must not see (or delay)
+// Tremor's own reads.
+SchedulerReading read_scheduler(pid_t thread) {
+  SchedulerReading reading;
   const std::string path = "/proc/self/task/" + std::to_string(thread) + "/schedstat";
+  timespec now{};
   const long fd = syscall(SYS_openat, AT_FDCWD, path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::numeric_limits<double>::quiet_NaN();
+  if (fd < 0) return reading;
   char text[128] = {};
   const long length = syscall(SYS_read, static_cast<int>(fd), text, sizeof text - 1);
+  clock_gettime(CLOCK_MONOTONIC, &now);
   syscall(SYS_close, static_cast<int>(fd));
   unsigned long long on_cpu_ns = 0, waiting_ns = 0;
-  if (length <= 0 || std::sscanf(text, "%llu %llu", &on_cpu_ns, &waiting_ns) != 2)
-    return std::numeric_limits<double>::quiet_NaN();
-  return 1e-9 * static_cast<double>(waiting_ns);
+  if (length <= 0 || std::sscanf(text, "%llu %llu", &on_cpu_ns, &waiting_ns) != 2) return reading;
+  reading.on_cpu_s = 1e-9 * static_cast<double>(on_cpu_ns);
+  reading.waiting_s = 1e-9 * static_cast<double>(waiting_ns);
+  reading.wall_s = static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+  return reading;
 }
 
 }  // namespace
 
-void note_run_queue_delay_at_init() {
+void note_scheduler_at_init() {
   init_thread = static_cast<pid_t>(syscall(SYS_gettid));
-  run_queue_delay_at_init_s = run_queue_delay_s(init_thread);
+  at_init = read_scheduler(init_thread);
 }
 
-double run_queue_delay_since_init_s() {
-  const double now = init_thread == 0 ? std::numeric_limits<double>::quiet_NaN() : run_queue_delay_s(init_thread);
-  if (std::isnan(now) || std::isnan(run_queue_delay_at_init_s)) return std::numeric_limits<double>::quiet_NaN();
-  return std::max(0.0, now - run_queue_delay_at_init_s);
+SchedulerTimes scheduler_times_since_init() {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  if (init_thread == 0 || std::isnan(at_init.wall_s)) return {kNaN, kNaN};
+  const SchedulerReading now = read_scheduler(init_thread);
+  if (std::isnan(now.wall_s)) return {kNaN, kNaN};
+  const double waiting = std::max(0.0, now.waiting_s - at_init.waiting_s);
+  const double on_cpu = std::max(0.0, now.on_cpu_s - at_init.on_cpu_s);
+  return {waiting, std::max(0.0, now.wall_s - at_init.wall_s - on_cpu - waiting)};
 }
 
 }  // namespace tremor::interpose

@@ -9,10 +9,16 @@ std::string job_id();               // from the batch system, else ""
 std::string mpi_library_version();  // first line of MPI_Get_library_version
 std::string processor_name();       // MPI_Get_processor_name
 
-// Time the thread that initialised MPI spent runnable but waiting for a CPU
-// (run_delay in /proc/<tid>/schedstat): noted once at MPI_Init, read once at
-// MPI_Finalize, never at a boundary. NaN where the kernel does not report it.
-void note_run_queue_delay_at_init();
-double run_queue_delay_since_init_s();
+// What the thread that initialised MPI did with its time from MPI_Init to
+// now (/proc/<tid>/schedstat, noted once at MPI_Init, read once at
+// MPI_Finalize, never at a boundary): runnable but waiting for a CPU
+// (run_delay), and neither on a CPU nor waiting for one (asleep, blocked:
+// the wall time less both). NaN where the kernel does not report them.
+struct SchedulerTimes {
+  double run_queue_delay_s;
+  double slept_s;
+};
+void note_scheduler_at_init();
+SchedulerTimes scheduler_times_since_init();
 
 }  // namespace tremor::interpose

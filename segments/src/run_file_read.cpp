@@ -71,14 +71,21 @@ bool read_ranks(hid_t file, std::size_t world_size, std::vector<RankInfo>& ranks
       !same_length(local_rank.size(), world_size, "/ranks/local_rank", error))
     return false;
   ranks.resize(world_size);
-  for (std::size_t i = 0; i < world_size; ++i) ranks[i] = {rank[i], hostname[i], node_id[i], local_rank[i], std::numeric_limits<double>::quiet_NaN()};
-  // Files written before it was recorded: not measured (NaN).
-  if (hdf5::link_exists(file, "/ranks/run_queue_delay_s")) {
-    std::vector<double> delay;
-    if (!hdf5::read_vector(file, "/ranks/run_queue_delay_s", delay, error) ||
-        !same_length(delay.size(), world_size, "/ranks/run_queue_delay_s", error))
+  ranks.assign(world_size, RankInfo{});
+  for (std::size_t i = 0; i < world_size; ++i) {
+    ranks[i].rank = rank[i];
+    ranks[i].hostname = hostname[i];
+    ranks[i].node_id = node_id[i];
+    ranks[i].local_rank = local_rank[i];
+  }
+  // Files written before they were recorded: not measured (NaN).
+  for (const auto& [name, member] : {std::pair{"/ranks/run_queue_delay_s", &RankInfo::run_queue_delay_s},
+                                     std::pair{"/ranks/slept_s", &RankInfo::slept_s}}) {
+    if (!hdf5::link_exists(file, name)) continue;
+    std::vector<double> values;
+    if (!hdf5::read_vector(file, name, values, error) || !same_length(values.size(), world_size, name, error))
       return false;
-    for (std::size_t i = 0; i < world_size; ++i) ranks[i].run_queue_delay_s = delay[i];
+    for (std::size_t i = 0; i < world_size; ++i) ranks[i].*member = values[i];
   }
   return true;
 }

@@ -50,6 +50,7 @@ void require_equal(const RunData& a, const RunData& b) {
     CHECK(a.ranks[r].local_rank == b.ranks[r].local_rank);
     CHECK((a.ranks[r].run_queue_delay_s == b.ranks[r].run_queue_delay_s ||
            (std::isnan(a.ranks[r].run_queue_delay_s) && std::isnan(b.ranks[r].run_queue_delay_s))));
+    CHECK((a.ranks[r].slept_s == b.ranks[r].slept_s || (std::isnan(a.ranks[r].slept_s) && std::isnan(b.ranks[r].slept_s))));
   }
   for (std::size_t m = 0; m < tremor::kQuantizedCount; ++m) {
     REQUIRE(a.global_bins[m].size() == b.global_bins[m].size());

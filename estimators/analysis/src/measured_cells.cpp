@@ -37,6 +37,19 @@ double off_cpu_total_s(const RunData& run, std::size_t row) {
   return total;
 }
 
+// What a detail rank slept over the run, s (NaN when not known): measured
+// from MPI_Init to MPI_Finalize (wall time less time on and waiting for a
+// CPU), else its off-CPU time in the segments less its run-queue delay, which
+// reads short: the run queue also holds waits outside the segments'
+// off-CPU time (in I/O calls, short collectives).
+double slept_over_run_s(const RunData& run, std::size_t row) {
+  const auto rank = static_cast<std::size_t>(run.detail.ranks[row]);
+  if (rank >= run.ranks.size()) return std::nan("");
+  const RankInfo& info = run.ranks[rank];
+  if (std::isfinite(info.slept_s)) return info.slept_s;
+  return std::isfinite(info.run_queue_delay_s) ? off_cpu_total_s(run, row) - info.run_queue_delay_s : std::nan("");
+}
+
 // The I/O of a signature: its amounts in kIoFeatures' order.
 std::array<double, 6> io_amounts(const FeatureVector& features) {
   std::array<double, 6> amounts{};
@@ -86,10 +99,7 @@ std::vector<double> foreign_cpu_loss_s(const RunData& run) {
     // Every rank of the node must be a detail rank: the CPU time of all of them is needed.
     if (!nodes[node].oversubscribed() || static_cast<long>(rows.size()) != nodes[node].ranks) continue;
     slept.clear();
-    for (const std::size_t r : rows) {
-      const double queue = run.ranks[static_cast<std::size_t>(run.detail.ranks[r])].run_queue_delay_s;
-      slept.push_back(std::isfinite(queue) ? off_cpu_total_s(run, r) - queue : std::nan(""));
-    }
+    for (const std::size_t r : rows) slept.push_back(slept_over_run_s(run, r));
     const auto cpus = static_cast<double>(nodes[node].cpus);
     for (std::size_t s = 0; s < loss.size() && s < run.segments.size(); ++s) {
       off_cpu.clear();
@@ -198,9 +208,8 @@ SleptOnSharedCpus slept_on_shared_cpus(const RunData& run, std::span<const std::
   SleptOnSharedCpus result;
   std::size_t most = rows;
   for (std::size_t r = 0; r < rows && r < oversubscribed.size(); ++r) {
-    const auto rank = static_cast<std::size_t>(run.detail.ranks[r]);
-    if (!oversubscribed[r] || rank >= run.ranks.size() || !std::isfinite(run.ranks[rank].run_queue_delay_s)) continue;
-    const double slept = off_cpu_total_s(run, r) - run.ranks[rank].run_queue_delay_s;
+    if (!oversubscribed[r]) continue;
+    const double slept = slept_over_run_s(run, r);
     if (slept > result.slept_s) {
       result.slept_s = slept;
       most = r;

@@ -75,10 +75,11 @@ class MeasuredCells {
 };
 
 // What the detail rank on an oversubscribed node that slept most slept, and
-// where. Such a rank's off-CPU time minus its run-queue delay over the run
-// was spent asleep, not waiting for a CPU (ranks taking turns are runnable).
-// `where` weighs the segments by the rank's measured cells (off the CPU, less
-// slack). Zero and empty when no rank qualifies (no such node, no run queue).
+// where. Ranks taking turns are runnable: what a rank slept is its time
+// neither on a CPU nor waiting for one from MPI_Init to MPI_Finalize (older
+// files: its off-CPU time less its run-queue delay). `where` weighs the
+// segments by the rank's measured cells (off the CPU, less slack). Zero and
+// empty when no rank qualifies (no such node, nothing measured).
 struct SleptOnSharedCpus {
   double slept_s = 0.0;
   std::vector<double> where;

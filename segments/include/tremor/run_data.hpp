@@ -45,6 +45,9 @@ struct RankInfo {
   // Time the rank's MPI_Init thread waited runnable for a CPU between
   // MPI_Init and MPI_Finalize (schedstat); NaN when not measured.
   double run_queue_delay_s = std::numeric_limits<double>::quiet_NaN();
+  // Time that thread was neither on a CPU nor waiting for one (asleep,
+  // blocked) over the same interval; NaN when not measured.
+  double slept_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct RunMetadata {
