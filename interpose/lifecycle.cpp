@@ -17,10 +17,12 @@ using InitThreadFn = int (*)(int*, char***, int, int*);
 using FinalizeFn = int (*)();
 using AbortFn = int (*)(MPI_Comm, int);
 
-// After a successful PMPI_Init(_thread): the run-queue baseline, then the recorder.
+// After a successful PMPI_Init(_thread): the recorder, then the scheduler
+// baseline, so that Tremor's own start-up (reading the node's facts) is not
+// counted with the run's segments.
 void begin_recording() {
-  note_scheduler_at_init();
   Recorder::instance().start();
+  note_scheduler_at_init();
 }
 
 int start_after_init(int* argc, char*** argv) {

@@ -9,8 +9,8 @@ std::string job_id();               // from the batch system, else ""
 std::string mpi_library_version();  // first line of MPI_Get_library_version
 std::string processor_name();       // MPI_Get_processor_name
 
-// What the thread that initialised MPI did with its time from MPI_Init to
-// now (/proc/<tid>/schedstat, noted once at MPI_Init, read once at
+// What the thread that initialised MPI did with its time since the recorder
+// started in MPI_Init (/proc/<tid>/schedstat, noted then, read once at
 // MPI_Finalize, never at a boundary): runnable but waiting for a CPU
 // (run_delay), and neither on a CPU nor waiting for one (asleep, blocked:
 // the wall time less both). NaN where the kernel does not report them.

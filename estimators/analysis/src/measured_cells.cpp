@@ -38,7 +38,7 @@ double off_cpu_total_s(const RunData& run, std::size_t row) {
 }
 
 // What a detail rank slept over the run, s (NaN when not known): measured
-// from MPI_Init to MPI_Finalize (wall time less time on and waiting for a
+// from the recorder's start to MPI_Finalize (wall time less time on and waiting for a
 // CPU), else its off-CPU time in the segments less its run-queue delay, which
 // reads short: the run queue also holds waits outside the segments'
 // off-CPU time (in I/O calls, short collectives).

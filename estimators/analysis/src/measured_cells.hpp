@@ -76,7 +76,7 @@ class MeasuredCells {
 
 // What the detail rank on an oversubscribed node that slept most slept, and
 // where. Ranks taking turns are runnable: what a rank slept is its time
-// neither on a CPU nor waiting for one from MPI_Init to MPI_Finalize (older
+// neither on a CPU nor waiting for one from the recorder's start to MPI_Finalize (older
 // files: its off-CPU time less its run-queue delay). `where` weighs the
 // segments by the rank's measured cells (off the CPU, less slack). Zero and
 // empty when no rank qualifies (no such node, nothing measured).

@@ -273,9 +273,6 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
       charge(segment, foreign[segment]);
     }
   }
-  if (analysis.off_cpu_measured)  // implies per-rank evidence
-    added += add_slept_on_shared_cpus(slept_on_shared_cpus(run, oversubscribed, measured), run, analysis, measured_at,
-                                      interfered);
   // Segments in no usable group (the first one, rare phases) have no clean
   // level of their own: they take the run's, read from the grouped cells; the
   // time a rank spent waiting for a CPU needs none. Ranks that take turns on
@@ -297,6 +294,10 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
     analysis.rank_excess_s += excess;
     charge(segment, excess);
   }
+  // Last: the lower bound compares with every charge made so far.
+  if (analysis.off_cpu_measured)  // implies per-rank evidence
+    added += add_slept_on_shared_cpus(slept_on_shared_cpus(run, oversubscribed, measured), run, analysis, measured_at,
+                                      interfered);
   analysis.measured_delay_s = std::accumulate(measured_at.begin(), measured_at.end(), 0.0);
   return added;
 }

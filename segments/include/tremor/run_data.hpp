@@ -43,7 +43,8 @@ struct RankInfo {
   std::int32_t node_id = 0;     // dense 0..nodes-1, by first rank on the node
   std::int32_t local_rank = 0;  // index of the rank within its node
   // Time the rank's MPI_Init thread waited runnable for a CPU between
-  // MPI_Init and MPI_Finalize (schedstat); NaN when not measured.
+  // the recorder's start in MPI_Init and MPI_Finalize (schedstat); NaN when
+  // not measured.
   double run_queue_delay_s = std::numeric_limits<double>::quiet_NaN();
   // Time that thread was neither on a CPU nor waiting for one (asleep,
   // blocked) over the same interval; NaN when not measured.
