@@ -323,3 +323,34 @@ TEST_CASE("ranks taking turns: a write outlasting every turn is a stall, one wit
   CHECK(stalled.io_peer_excess_s == Approx(20 * 0.0298).epsilon(0.01));
   CHECK(stalled.lost_percent == Approx(100.0 * 20 * 0.0298 / run.meta.run_time_s).margin(0.5));
 }
+
+TEST_CASE("ranks taking turns: what a rank slept bounds the loss from below, once", "[analysis]") {
+  // 4 ranks on 2 CPUs, each off the CPU 1 ms per segment by turns. Rank 1
+  // sleeps 1.99 s reading the input in segment 0 (no usable group), where the
+  // others read the same in 10 ms: an I/O stall, and what it slept over the
+  // run (/ranks/slept_s). Both measure the same 1.99 s.
+  RunData run = cputime_run({0}, 1.99);
+  one_node(run, "2");
+  run.segments.signature[0] = 0x5010;
+  FeatureVector reading{};
+  reading[tremor::index(Feature::coll_all_to_all)] = 1;
+  reading[tremor::index(Feature::io_opens)] = 3;
+  reading[tremor::index(Feature::io_reads)] = 40;
+  reading[tremor::index(Feature::io_bytes_read)] = 1 << 20;
+  const auto input_entry = static_cast<std::uint32_t>(run.detail.signatures.size());
+  for (std::size_t r = 0; r < run.detail.ranks.size(); ++r) {
+    run.detail.signatures.push_back(reading);
+    run.detail.signature_index[r * run.detail.segments] = input_entry - run.detail.signature_offset[r];
+  }
+  set_cells(run, Quantized::io_time, [](std::size_t r, std::size_t s) { return s != 0 ? 0.0 : r == 1 ? 2.0 : 0.01; });
+  set_cells(run, Quantized::wait_time, [](std::size_t r, std::size_t s) { return s == 0 && r != 1 ? 1.99 : 2e-6; });
+  set_turns(run, [](std::size_t) { return 0.001; });
+  for (RankInfo& rank : run.ranks) rank.slept_s = rank.rank == 1 ? 1.99 : 0.0;
+  const RunAnalysis result = analyze_run(run, quick_parameters());
+  REQUIRE(result.estimate_possible);
+  CHECK(result.taking_turns);
+  CHECK(result.lost_percent == Approx(100.0 * 1.99 / run.meta.run_time_s).margin(0.5));
+  // Slept elsewhere too: the rest of what it slept is lost where it was off the CPU.
+  run.ranks[1].slept_s = 2.19;
+  CHECK(analyze_run(run, quick_parameters()).lost_percent == Approx(100.0 * 2.19 / run.meta.run_time_s).margin(0.5));
+}
