@@ -141,7 +141,11 @@ MeasuredCells::MeasuredCells(const RunData& run, std::span<const std::uint8_t> w
       off_cpu_values_(bin_values(run, Quantized::off_cpu_time)),
       wait_values_(bin_values(run, Quantized::wait_time)),
       io_values_(bin_values(run, Quantized::io_time)) {
-  for (const FeatureVector& features : run.detail.signatures) io_amounts_.push_back(io_amounts(features));
+  for (const FeatureVector& features : run.detail.signatures) {
+    io_amounts_.push_back(io_amounts(features));
+    const std::array<double, 6>& amounts = io_amounts_.back();
+    io_present_.push_back(std::any_of(amounts.begin(), amounts.end(), [](double a) { return a > 0.0; }) ? 1 : 0);
+  }
 }
 
 const std::array<double, 6>* MeasuredCells::io_amounts_of(std::size_t row, std::size_t segment) const {
@@ -149,7 +153,7 @@ const std::array<double, 6>* MeasuredCells::io_amounts_of(std::size_t row, std::
   const std::size_t cell = row * detail.segments + segment;
   if (cell >= detail.signature_index.size() || row >= detail.signature_offset.size()) return nullptr;
   const std::size_t entry = std::size_t{detail.signature_offset[row]} + detail.signature_index[cell];
-  return entry < io_amounts_.size() ? &io_amounts_[entry] : nullptr;
+  return entry < io_amounts_.size() && io_present_[entry] != 0 ? &io_amounts_[entry] : nullptr;
 }
 
 double MeasuredCells::cell(const std::vector<double>& values, Quantized metric, std::size_t row,
@@ -166,20 +170,25 @@ double MeasuredCells::column(std::size_t segment, std::vector<double>& column, b
   // fastest of them, scaled to the rank's amounts, took what it costs.
   double largest_io = 0.0;
   if (with_io) {
-    io_ranks_.assign(rows, estimators::RankIo{});
+    // Only the rows that did I/O (most segments have none or one).
+    io_ranks_.clear();
+    io_rows_.clear();
     for (std::size_t r = 0; r < rows; ++r) {
       const std::array<double, 6>* amounts = io_amounts_of(r, segment);
       if (amounts == nullptr) continue;
-      estimators::RankIo& io = io_ranks_[r];
+      estimators::RankIo& io = io_ranks_.emplace_back();
       io.amounts = *amounts;
       io.time_s = cell(io_values_, Quantized::io_time, r, segment);
       io.takes_turns = shares_cpus(r);
       if (io.takes_turns) io.off_cpu_s = cell(off_cpu_values_, Quantized::off_cpu_time, r, segment);
+      io_rows_.push_back(r);
     }
-    estimators::io_stalls(io_ranks_, kIoStallFactor, io_parts_);
-    for (std::size_t r = 0; r < rows; ++r) {
-      column[r] = io_parts_[r];
-      largest_io = std::max(largest_io, io_parts_[r]);
+    if (io_ranks_.size() >= 2) {
+      estimators::io_stalls(io_ranks_, kIoStallFactor, io_beyond_);
+      for (std::size_t i = 0; i < io_rows_.size(); ++i) {
+        column[io_rows_[i]] = io_parts_[io_rows_[i]] = io_beyond_[i];
+        largest_io = std::max(largest_io, io_beyond_[i]);
+      }
     }
   }
   for (std::size_t r = 0; r < rows; ++r) {

@@ -59,6 +59,7 @@ class MeasuredCells {
 
  private:
   double cell(const std::vector<double>& values, Quantized metric, std::size_t row, std::size_t segment) const;
+  // The I/O amounts of a row's signature in a segment; null when it did none.
   const std::array<double, 6>* io_amounts_of(std::size_t row, std::size_t segment) const;
   double less_slack(std::size_t row, std::size_t segment, double measured) const;
   bool shares_cpus(std::size_t row) const { return row < oversubscribed_.size() && oversubscribed_[row] != 0; }
@@ -68,10 +69,13 @@ class MeasuredCells {
   std::span<const std::uint8_t> oversubscribed_;
   std::vector<double> io_parts_;
   std::vector<std::array<double, 6>> io_amounts_;  // per detail signature entry
+  std::vector<std::uint8_t> io_present_;           // per entry: any I/O at all
   std::vector<double> off_cpu_values_;
   std::vector<double> wait_values_;
   std::vector<double> io_values_;
-  std::vector<estimators::RankIo> io_ranks_;
+  std::vector<estimators::RankIo> io_ranks_;  // the rows with I/O in the last column
+  std::vector<std::size_t> io_rows_;          // their rows
+  std::vector<double> io_beyond_;             // their stalls
 };
 
 // What the detail rank on an oversubscribed node that slept most slept, and
