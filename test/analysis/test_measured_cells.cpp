@@ -354,3 +354,27 @@ TEST_CASE("ranks taking turns: what a rank slept bounds the loss from below, onc
   run.ranks[1].slept_s = 2.19;
   CHECK(analyze_run(run, quick_parameters()).lost_percent == Approx(100.0 * 2.19 / run.meta.run_time_s).margin(0.5));
 }
+
+TEST_CASE("ranks taking turns: two ranks asleep in different segments both cost the run", "[analysis]") {
+  // Rank 1 sleeps 1 ms in every even segment, rank 2 in every odd one; each
+  // segment waits for the one asleep in it: 200 ms in all, 100 ms each. Their
+  // turns are short here (1 % of each segment), so where each slept shows.
+  // (Where turns are much longer than the sleeps, a rank's sleep is spread
+  // over all its segments and the estimate falls toward the one that slept
+  // most.)
+  RunData run = taking_turns_run();
+  const std::vector<double> clean = run.segments.duration_s;
+  for (std::size_t s = 0; s < 200; ++s) run.segments.duration_s[s] += 0.001;
+  run.meta.run_time_s += 0.2;
+  const auto asleep = [](std::size_t r, std::size_t s) { return (r == 1 && s % 2 == 0) || (r == 2 && s % 2 == 1); };
+  set_cells(run, Quantized::off_cpu_time,
+            [&](std::size_t r, std::size_t s) { return 0.01 * clean[s] + (asleep(r, s) ? 0.001 : 0.0); });
+  for (RankInfo& rank : run.ranks) {
+    rank.run_queue_delay_s = 0.0;
+    for (std::size_t s = 0; s < 200; ++s) rank.run_queue_delay_s += 0.01 * clean[s];
+    rank.slept_s = rank.rank == 1 || rank.rank == 2 ? 0.1 : 0.0;
+  }
+  const RunAnalysis result = analyze_run(run, quick_parameters());
+  REQUIRE(result.estimate_possible);
+  CHECK(result.lost_percent == Approx(100.0 * 0.2 / run.meta.run_time_s).margin(1.0));
+}

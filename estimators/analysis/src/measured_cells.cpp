@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "node_cpus.hpp"
 #include "tremor/estimators/measured_delay.hpp"
@@ -215,18 +216,20 @@ SleptOnSharedCpus slept_on_shared_cpus(const RunData& run, std::span<const std::
   const std::size_t rows = run.detail.ranks.size();
   const std::size_t n = run.detail.segments;
   SleptOnSharedCpus result;
-  std::size_t most = rows;
+  std::vector<double> cells(n);
   for (std::size_t r = 0; r < rows && r < oversubscribed.size(); ++r) {
     if (!oversubscribed[r]) continue;
     const double slept = slept_over_run_s(run, r);
-    if (slept > result.slept_s) {
-      result.slept_s = slept;
-      most = r;
-    }
+    if (!(slept > 0.0)) continue;
+    double weight = 0.0;
+    for (std::size_t s = 0; s < n; ++s) weight += cells[s] = measured.off_cpu_less_slack(r, s);
+    if (!(weight > 0.0)) continue;
+    // Its sleep, spread over the segments where it was off the CPU; a
+    // segment waits for the rank that slept most in it.
+    if (result.where.empty()) result.where.assign(n, 0.0);
+    for (std::size_t s = 0; s < n; ++s) result.where[s] = std::max(result.where[s], slept * cells[s] / weight);
   }
-  if (most == rows) return {};
-  result.where.assign(n, 0.0);
-  for (std::size_t s = 0; s < n; ++s) result.where[s] = measured.off_cpu_less_slack(most, s);
+  for (const double share : result.where) result.slept_s += share;
   return result;
 }
 

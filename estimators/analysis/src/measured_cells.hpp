@@ -78,12 +78,14 @@ class MeasuredCells {
   std::vector<double> io_beyond_;             // their stalls
 };
 
-// What the detail rank on an oversubscribed node that slept most slept, and
-// where. Ranks taking turns are runnable: what a rank slept is its time
-// neither on a CPU nor waiting for one from the recorder's start to MPI_Finalize (older
-// files: its off-CPU time less its run-queue delay). `where` weighs the
-// segments by the rank's measured cells (off the CPU, less slack). Zero and
-// empty when no rank qualifies (no such node, nothing measured).
+// What the detail ranks on oversubscribed nodes slept, and where. Ranks
+// taking turns are runnable: what a rank slept is its time neither on a CPU
+// nor waiting for one from the recorder's start to MPI_Finalize (older
+// files: its off-CPU time less its run-queue delay). Each rank's sleep is
+// spread over the segments by its measured cells (off the CPU, less slack);
+// `where` holds per segment the largest share over ranks, and `slept_s`
+// their sum (at least the largest single sleep). Zero and empty when no
+// rank qualifies (no such node, nothing measured).
 struct SleptOnSharedCpus {
   double slept_s = 0.0;
   std::vector<double> where;

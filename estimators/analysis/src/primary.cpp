@@ -187,10 +187,10 @@ est::MeasuredDelayGroup boundary_excess(const RunData& run, std::span<const std:
 }
 
 // Ranks that take turns on an oversubscribed node have no clean level, but
-// the part of their time off the CPU not spent waiting for one was slept: the
-// run lost at least what the rank that slept most slept. What the charges so
-// far miss of it goes where that rank was off the CPU, up to each segment's
-// duration. Returns the time added.
+// what they slept is known: the run lost at least what their sleeps cost
+// along the segments (SleptOnSharedCpus). What the charges so far miss of it
+// goes where they slept, up to each segment's duration. Returns the time
+// added.
 double add_slept_on_shared_cpus(const SleptOnSharedCpus& slept, const RunData& run, RunAnalysis& analysis,
                                 std::vector<double>& measured_at, std::vector<std::uint8_t>& interfered) {
   const double lost = std::accumulate(analysis.segment_lost_s.begin(), analysis.segment_lost_s.end(), 0.0);
