@@ -55,6 +55,29 @@ RunData cputime_run(const std::vector<std::size_t>& delayed, double delay_s) {
   return run;
 }
 
+// Segment 0 reads the input: its own signature (no usable group) and the
+// same files, calls and bytes on every rank.
+FeatureVector input_read_features() {
+  FeatureVector reading{};
+  reading[tremor::index(Feature::coll_all_to_all)] = 1;
+  reading[tremor::index(Feature::io_opens)] = 3;
+  reading[tremor::index(Feature::io_reads)] = 40;
+  reading[tremor::index(Feature::io_bytes_read)] = 1 << 20;
+  return reading;
+}
+
+// A CPU-time run whose segment 0, 1.99 s longer, reads the input on every rank.
+RunData input_read_run() {
+  RunData run = cputime_run({0}, 1.99);
+  run.segments.signature[0] = 0x5010;
+  const auto input_entry = static_cast<std::uint32_t>(run.detail.signatures.size());
+  for (std::size_t r = 0; r < run.detail.ranks.size(); ++r) {
+    run.detail.signatures.push_back(input_read_features());
+    run.detail.signature_index[r * run.detail.segments] = input_entry - run.detail.signature_offset[r];
+  }
+  return run;
+}
+
 // Puts every rank on one node of `cpus` CPUs.
 void one_node(RunData& run, const char* cpus) {
   for (RankInfo& rank : run.ranks) rank.node_id = 0;
@@ -138,18 +161,8 @@ TEST_CASE("a slow read of the input on one rank, in a segment of no group, again
   // Segment 0 reads the input (its own signature, no usable group): the same
   // files, calls and bytes on every rank; rank 1 takes 2 s, the others 10 ms
   // and then wait for it in the collective.
-  RunData run = cputime_run({0}, 1.99);
-  run.segments.signature[0] = 0x5010;
-  FeatureVector reading{};
-  reading[tremor::index(Feature::coll_all_to_all)] = 1;
-  reading[tremor::index(Feature::io_opens)] = 3;
-  reading[tremor::index(Feature::io_reads)] = 40;
-  reading[tremor::index(Feature::io_bytes_read)] = 1 << 20;
-  const auto input_entry = static_cast<std::uint32_t>(run.detail.signatures.size());
-  for (std::size_t r = 0; r < run.detail.ranks.size(); ++r) {
-    run.detail.signatures.push_back(reading);
-    run.detail.signature_index[r * run.detail.segments] = input_entry - run.detail.signature_offset[r];
-  }
+  RunData run = input_read_run();
+  const FeatureVector reading = input_read_features();
   const auto io = [](std::size_t r, std::size_t s) { return s != 0 ? 0.0 : r == 1 ? 2.0 : 0.01; };
   set_cells(run, Quantized::io_time, io);
   set_cells(run, Quantized::wait_time, [](std::size_t r, std::size_t s) { return s == 0 && r != 1 ? 1.99 : 2e-6; });
@@ -329,19 +342,8 @@ TEST_CASE("ranks taking turns: what a rank slept bounds the loss from below, onc
   // sleeps 1.99 s reading the input in segment 0 (no usable group), where the
   // others read the same in 10 ms: an I/O stall, and what it slept over the
   // run (/ranks/slept_s). Both measure the same 1.99 s.
-  RunData run = cputime_run({0}, 1.99);
+  RunData run = input_read_run();
   one_node(run, "2");
-  run.segments.signature[0] = 0x5010;
-  FeatureVector reading{};
-  reading[tremor::index(Feature::coll_all_to_all)] = 1;
-  reading[tremor::index(Feature::io_opens)] = 3;
-  reading[tremor::index(Feature::io_reads)] = 40;
-  reading[tremor::index(Feature::io_bytes_read)] = 1 << 20;
-  const auto input_entry = static_cast<std::uint32_t>(run.detail.signatures.size());
-  for (std::size_t r = 0; r < run.detail.ranks.size(); ++r) {
-    run.detail.signatures.push_back(reading);
-    run.detail.signature_index[r * run.detail.segments] = input_entry - run.detail.signature_offset[r];
-  }
   set_cells(run, Quantized::io_time, [](std::size_t r, std::size_t s) { return s != 0 ? 0.0 : r == 1 ? 2.0 : 0.01; });
   set_cells(run, Quantized::wait_time, [](std::size_t r, std::size_t s) { return s == 0 && r != 1 ? 1.99 : 2e-6; });
   set_turns(run, [](std::size_t) { return 0.001; });

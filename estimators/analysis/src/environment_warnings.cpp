@@ -31,15 +31,6 @@ std::vector<std::string> split(const std::string& text, char separator) {
   return parts;
 }
 
-long count_of(const std::string& fact) {
-  if (is_unknown(fact)) return -1;
-  try {
-    return std::stol(fact);
-  } catch (...) {
-    return -1;
-  }
-}
-
 struct NodeRanks {
   std::vector<std::int32_t> ranks;
   std::vector<std::int32_t> unpinned;
@@ -70,7 +61,7 @@ std::vector<Warning> environment_warnings(const RunData& run) {
     std::vector<int> cpus;
     note_unknown("affinity", rank.affinity, rank.hostname);
     if (!parse_cpu_list(rank.affinity, cpus)) continue;
-    const long cpu_count = count_of(env.nodes[static_cast<std::size_t>(node)].fact("cpu_count"));
+    const long cpu_count = count_fact(env.nodes[static_cast<std::size_t>(node)].fact("cpu_count"));
     if (cpu_count > 1 && static_cast<long>(cpus.size()) >= cpu_count) on_node.unpinned.push_back(rank.rank);
   }
 

@@ -1,11 +1,21 @@
 #include "node_cpus.hpp"
 
+#include <algorithm>
 #include <set>
 #include <string>
 
 #include "tremor/environment.hpp"
 
 namespace tremor::analysis {
+
+long count_fact(const std::string& fact) {
+  if (is_unknown(fact)) return -1;
+  try {
+    return std::stol(fact);
+  } catch (...) {
+    return -1;
+  }
+}
 
 std::vector<NodeCpus> node_cpus(const RunData& run) {
   const RunEnvironment& env = run.environment;
@@ -29,13 +39,7 @@ std::vector<NodeCpus> node_cpus(const RunData& run) {
       nodes[n].cpus = static_cast<long>(masks[n].size());
       continue;
     }
-    const std::string& count = env.nodes[n].fact("cpu_count");
-    if (is_unknown(count)) continue;
-    try {
-      nodes[n].cpus = std::max(0L, std::stol(count));
-    } catch (...) {
-      nodes[n].cpus = 0;
-    }
+    nodes[n].cpus = std::max(0L, count_fact(env.nodes[n].fact("cpu_count")));
   }
   return nodes;
 }

@@ -217,7 +217,8 @@ double add_slept_on_shared_cpus(const SleptOnSharedCpus& slept, const RunData& r
 // overlap: a rank off the CPU inside the collective delays every rank's exit,
 // so the least wait holds that time too. Returns the time this adds to the
 // posterior delays.
-double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& groups, RunAnalysis& analysis,
+double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& groups,
+                       std::span<const std::uint8_t> oversubscribed, RunAnalysis& analysis,
                        std::vector<std::uint8_t>& interfered) {
   double added = 0.0;
   std::vector<double> measured_at(analysis.segment_count, 0.0);  // each segment's measured delay
@@ -232,7 +233,6 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
   };
   const std::map<std::int32_t, double> pooled =
       analysis.most_segments_delayed ? pooled_latency_thresholds(run, groups) : std::map<std::int32_t, double>{};
-  const std::vector<std::uint8_t> oversubscribed = oversubscribed_rows(run);
   const std::vector<std::uint8_t> waiting =
       analysis.off_cpu_measured ? waiting_rows(run, oversubscribed) : std::vector<std::uint8_t>{};
   analysis.waiting_ranks = static_cast<std::size_t>(std::count(waiting.begin(), waiting.end(), 1));
@@ -302,11 +302,15 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
   return added;
 }
 
-// The median of a group's values.
-double median_of(std::vector<double> values) {
-  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  return *middle;
+// Per group, its upper middle work value (0 for an empty group).
+std::vector<double> group_work_medians(const std::vector<std::vector<double>>& work) {
+  std::vector<double> medians;
+  for (std::vector<double> values : work) {
+    const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+    if (!values.empty()) std::nth_element(values.begin(), middle, values.end());
+    medians.push_back(values.empty() ? 0.0 : *middle);
+  }
+  return medians;
 }
 
 // With the CPU-time counter (work in ns), a segment that did more work than
@@ -315,12 +319,12 @@ double median_of(std::vector<double> values) {
 // iterations (LAMMPS steps that vary in CPU time) are not delays. Slowing
 // of the CPU itself (cache, memory bandwidth) inflates CPU time as well and
 // is then not charged (docs/statistics-primary.md).
-void remove_work_excess(const std::vector<std::vector<double>>& work, std::vector<std::vector<double>>& durations) {
+void remove_work_excess(const std::vector<std::vector<double>>& work, std::span<const double> medians,
+                        std::vector<std::vector<double>>& durations) {
   for (std::size_t i = 0; i < durations.size() && i < work.size(); ++i) {
     if (work[i].size() != durations[i].size() || work[i].empty()) continue;
-    const double median = median_of(work[i]);
     for (std::size_t j = 0; j < durations[i].size(); ++j) {
-      const double excess_s = 1e-9 * (work[i][j] - median);
+      const double excess_s = 1e-9 * (work[i][j] - medians[i]);
       if (excess_s > 0.0 && durations[i][j] > excess_s) durations[i][j] -= excess_s;
     }
   }
@@ -371,23 +375,20 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
     }
   }
   const bool cpu_time_work = has_work && run.meta.counter_source != "papi" && run.meta.counter_unit == "ns";
-  if (cpu_time_work) remove_work_excess(work, durations);
+  const std::vector<double> work_medians = cpu_time_work ? group_work_medians(work) : std::vector<double>{};
+  if (cpu_time_work) remove_work_excess(work, work_medians, durations);
   const std::vector<std::span<const double>> spans(durations.begin(), durations.end());
   const std::vector<std::span<const double>> work_spans(work.begin(), work.end());
   // With the CPU-time counter (work in ns) a clean segment lasts at least its
   // work: the median work of each group floors its intrinsic duration.
   std::vector<double> baseline_floor;
-  if (cpu_time_work) {
-    for (const std::vector<double>& values : work)
-      baseline_floor.push_back(values.empty() ? 0.0 : 1e-9 * median_of(values));
-  }
+  for (const double median : work_medians) baseline_floor.push_back(1e-9 * median);
   est::IntrinsicEstimate estimate = est::estimate_intrinsic(
       spans, {}, has_work ? std::span(work_spans) : std::span<const std::span<const double>>{}, baseline_floor);
   analysis.off_cpu_measured = off_cpu_measured(run);
-  if (analysis.off_cpu_measured) {
-    const std::vector<std::uint8_t> oversubscribed = oversubscribed_rows(run);
-    analysis.taking_turns = std::find(oversubscribed.begin(), oversubscribed.end(), 1) != oversubscribed.end();
-  }
+  const std::vector<std::uint8_t> oversubscribed = oversubscribed_rows(run);
+  analysis.taking_turns =
+      analysis.off_cpu_measured && std::find(oversubscribed.begin(), oversubscribed.end(), 1) != oversubscribed.end();
   if (analysis.taking_turns) drop_posterior_charges(spans, estimate);
   analysis.unexplained_spread_ratio = estimate.unexplained_spread_ratio;
   analysis.most_segments_delayed = estimate.lower_start_chosen;
@@ -417,7 +418,7 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
     if (intrinsic_weight[g] > 0.0) analysis.groups[g].intrinsic_s /= intrinsic_weight[g];
   }
 
-  const double measured_added = charge_measured(run, groups, analysis, interfered);
+  const double measured_added = charge_measured(run, groups, oversubscribed, analysis, interfered);
   analysis.measured_added_s = measured_added;
 
   const double run_time = analysis.run_time_s;
