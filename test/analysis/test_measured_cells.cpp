@@ -43,10 +43,11 @@ void set_cells(RunData& run, Quantized metric, const std::function<double(std::s
   }
 }
 
-// One group of 200 segments of 10 ms on 4 ranks, with the CPU-time counter.
-RunData cputime_run(const std::vector<std::size_t>& delayed, double delay_s) {
+// One group of 200 segments of 10 ms on 4 ranks, with the CPU-time counter:
+// `work_ns` of CPU time in each (a busy code: all of it by default).
+RunData cputime_run(const std::vector<std::size_t>& delayed, double delay_s, double work_ns = 1e7) {
   SyntheticSpec spec;
-  spec.groups = {SyntheticGroup{1e7, 0.010, 200}};
+  spec.groups = {SyntheticGroup{work_ns, 0.010, 200}};
   spec.counter_source = "thread_cputime";
   for (const std::size_t s : delayed) spec.delays.push_back({s, delay_s, 1});
   RunData run = tremor::test::synthetic_run(spec);
@@ -67,8 +68,8 @@ FeatureVector input_read_features() {
 }
 
 // A CPU-time run whose segment 0, 1.99 s longer, reads the input on every rank.
-RunData input_read_run() {
-  RunData run = cputime_run({0}, 1.99);
+RunData input_read_run(double work_ns = 1e7) {
+  RunData run = cputime_run({0}, 1.99, work_ns);
   run.segments.signature[0] = 0x5010;
   const auto input_entry = static_cast<std::uint32_t>(run.detail.signatures.size());
   for (std::size_t r = 0; r < run.detail.ranks.size(); ++r) {
@@ -87,14 +88,14 @@ void one_node(RunData& run, const char* cpus) {
   run.environment.nodes[0].facts[cpu_count] = cpus;
 }
 
-// 4 ranks taking turns on one node of 2 CPUs, busy (computing or polling)
-// whenever they run, over 200 segments: how the scheduler
+// 4 ranks taking turns on one node of 2 CPUs, busy (computing 2 ms, or
+// polling) whenever they run, over 200 segments: how the scheduler
 // interleaves them sets each segment's duration, most near 5 ms, some up to
 // 20. Every rank is off the CPU half of each segment, all of it waiting for a
 // CPU (run queue).
 RunData taking_turns_run() {
   SyntheticSpec spec;
-  spec.groups = {SyntheticGroup{1e7, 0.010, 200}};
+  spec.groups = {SyntheticGroup{2e6, 0.010, 200}};
   spec.counter_source = "thread_cputime";
   spec.relative_pattern = {-0.5, -0.48, 0.4, -0.5, 1.0, -0.46, 0.2, -0.5, 0.7, -0.49};
   RunData run = tremor::test::synthetic_run(spec);
@@ -338,11 +339,11 @@ TEST_CASE("ranks taking turns: a write outlasting every turn is a stall, one wit
 }
 
 TEST_CASE("ranks taking turns: what a rank slept bounds the loss from below, once", "[analysis]") {
-  // 4 ranks on 2 CPUs, each off the CPU 1 ms per segment by turns. Rank 1
-  // sleeps 1.99 s reading the input in segment 0 (no usable group), where the
-  // others read the same in 10 ms: an I/O stall, and what it slept over the
-  // run (/ranks/slept_s). Both measure the same 1.99 s.
-  RunData run = input_read_run();
+  // 4 ranks on 2 CPUs, each off the CPU 1 ms per segment by turns (8 ms of
+  // work in 10). Rank 1 sleeps 1.99 s reading the input in segment 0 (no
+  // usable group), where the others read the same in 10 ms: an I/O stall,
+  // and what it slept over the run (/ranks/slept_s). Both measure the same 1.99 s.
+  RunData run = input_read_run(8e6);
   one_node(run, "2");
   set_cells(run, Quantized::io_time, [](std::size_t r, std::size_t s) { return s != 0 ? 0.0 : r == 1 ? 2.0 : 0.01; });
   set_cells(run, Quantized::wait_time, [](std::size_t r, std::size_t s) { return s == 0 && r != 1 ? 1.99 : 2e-6; });
@@ -379,4 +380,77 @@ TEST_CASE("ranks taking turns: two ranks asleep in different segments both cost 
   const RunAnalysis result = analyze_run(run, quick_parameters());
   REQUIRE(result.estimate_possible);
   CHECK(result.lost_percent == Approx(100.0 * 0.2 / run.meta.run_time_s).margin(1.0));
+}
+
+TEST_CASE("another process beside the whole run: two ranks waiting for a CPU in turn in every segment of a group",
+          "[analysis]") {
+  // A co-runner on the ranks' cores: in every segment of the 10 ms group
+  // rank 0 and then rank 1 are descheduled 4 ms each, one after the other,
+  // while the ranks on the CPU poll for them, so each takes 18 ms; the 5 ms
+  // group is spared. No segment of the first group is clean, and its lowest
+  // durations hold the waits too: only the summed waits show the loss.
+  SyntheticSpec spec;
+  spec.groups = {SyntheticGroup{1e7, 0.010, 100}, SyntheticGroup{5e6, 0.005, 100}};
+  spec.counter_source = "thread_cputime";
+  const auto chained = [](std::size_t s) { return s % 2 == 0; };  // the 10 ms group's segments
+  for (std::size_t s = 0; s < 200; s += 2) spec.delays.push_back({s, 0.008, 1});
+  RunData run = tremor::test::synthetic_run(spec);
+  run.meta.schema_version = 3;
+  run.meta.counter_unit = "ns";
+  for (double& wait : run.segments.late_wait_s) wait = 2e-6;
+  set_cells(run, Quantized::duration, [&](std::size_t, std::size_t s) { return run.segments.duration_s[s]; });
+  set_cells(run, Quantized::work, [&](std::size_t, std::size_t s) { return run.segments.work[s]; });
+  set_cells(run, Quantized::wait_time,
+            [&](std::size_t r, std::size_t s) { return r == 0 && chained(s) ? 0.008 + 2e-6 : 2e-6; });
+  set_cells(run, Quantized::off_cpu_time, [&](std::size_t r, std::size_t s) { return r < 2 && chained(s) ? 0.004 : 0.0; });
+  for (RankInfo& rank : run.ranks) rank.run_queue_delay_s = 0.4;  // of 0.4 s off the CPU
+  const RunAnalysis result = analyze_run(run, quick_parameters());
+  REQUIRE(result.estimate_possible);
+  CHECK(result.waiting_ranks == 4);
+  const double truth = 100.0 * 100 * 0.008 / run.meta.run_time_s;
+  CHECK(result.lost_percent == Approx(truth).margin(0.5));
+  CHECK(result.work_critical_path_s == Approx(100 * 0.010 + 100 * 0.005).epsilon(1e-6));
+
+  SECTION("descheduled at the same time, nobody polling: their waits overlap") {
+    // The machine stalled 4 ms in each of those segments, both ranks at once.
+    for (std::size_t s = 0; s < 200; s += 2) run.segments.duration_s[s] -= 0.004;
+    run.meta.run_time_s -= 100 * 0.004;
+    set_cells(run, Quantized::duration, [&](std::size_t, std::size_t s) { return run.segments.duration_s[s]; });
+    set_cells(run, Quantized::wait_time, [](std::size_t, std::size_t) { return 2e-6; });
+    const RunAnalysis stalled = analyze_run(run, quick_parameters());
+    CHECK(stalled.lost_percent == Approx(100.0 * 100 * 0.004 / run.meta.run_time_s).margin(0.5));
+  }
+  SECTION("ranks leaving the boundaries apart: the segments overlap, the run lost at most its time beyond the work") {
+    // Each rank's segment runs from its own previous exit, so the segments'
+    // maxima add up to more than the run when the exits are skewed.
+    run.meta.run_time_s -= 0.2;
+    const RunAnalysis skewed = analyze_run(run, quick_parameters());
+    const double most_s = run.meta.run_time_s - (100 * 0.010 + 100 * 0.005);
+    const double most = 100.0 * most_s / run.meta.run_time_s;
+    CHECK(skewed.lost_percent == Approx(most).margin(1e-6));
+    CHECK(skewed.lost_percent_high <= most + 1e-9);
+    const double charged = std::accumulate(skewed.segment_lost_s.begin(), skewed.segment_lost_s.end(), 0.0);
+    CHECK(charged == Approx(most_s).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("two ranks waiting for a CPU in turn in a segment of no group: their waits add up, up to its time beyond "
+          "the work",
+          "[analysis]") {
+  // Segment 0 (its own signature, no usable group) does 10 ms of work and
+  // takes 1.99 s more: ranks 0 and 1 were each descheduled 0.995 s, one
+  // after the other.
+  RunData run = input_read_run();
+  set_cells(run, Quantized::wait_time, [](std::size_t r, std::size_t s) { return s == 0 && r == 0 ? 1.99 : 2e-6; });
+  set_cells(run, Quantized::off_cpu_time, [](std::size_t r, std::size_t s) { return s == 0 && r < 2 ? 0.995 : 0.0; });
+  for (RankInfo& rank : run.ranks) rank.run_queue_delay_s = 0.995;
+  const RunAnalysis result = analyze_run(run, quick_parameters());
+  REQUIRE(result.estimate_possible);
+  CHECK(result.segment_primary_group[0] < 0);
+  CHECK(result.segment_lost_s[0] == Approx(1.99).epsilon(0.01));
+  // Descheduled at the same time (the whole machine stalled), the segment
+  // took 0.995 s beyond its work, and that is all it lost.
+  run.segments.duration_s[0] -= 0.995;
+  run.meta.run_time_s -= 0.995;
+  CHECK(analyze_run(run, quick_parameters()).segment_lost_s[0] == Approx(0.995).epsilon(0.01));
 }

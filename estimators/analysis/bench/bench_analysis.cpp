@@ -1,6 +1,7 @@
 // analyze_run on synthetic runs of 10^4..10^6 segments (2 groups, 16 detail
 // ranks on 2 nodes, 1000 replicas), with a PAPI work counter and with the
-// CPU-time counter (then every detail cell's off-CPU time is read as well).
+// CPU-time counter (then every detail cell's off-CPU time is read as well),
+// and with every rank waiting for a CPU (the serial waits read per group).
 // Peak RSS is reported as a counter.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
@@ -10,7 +11,7 @@
 
 namespace {
 
-void analyze_synthetic(benchmark::State& state, bool cputime) {
+void analyze_synthetic(benchmark::State& state, bool cputime, bool waiting = false) {
   tremor::test::SyntheticSpec spec;
   const auto half = static_cast<std::size_t>(state.range(0) / 2);
   spec.groups = {{1e6, 0.010, half}, {5e6, 0.025, half}};
@@ -24,6 +25,16 @@ void analyze_synthetic(benchmark::State& state, bool cputime) {
     run.meta.schema_version = 3;
     run.meta.counter_unit = "ns";
   }
+  // A co-runner for the whole run: ranks 0 and 1 off the CPU about 0.5 ms in
+  // every segment, all of it waiting for a CPU, so every segment's serial
+  // waits are read.
+  if (waiting) {
+    const tremor::BinTable& off_cpu = run.global_bins[tremor::index(tremor::Quantized::off_cpu_time)];
+    std::vector<std::uint16_t>& cells = run.detail.global_index[tremor::index(tremor::Quantized::off_cpu_time)];
+    std::fill(cells.begin(), cells.begin() + static_cast<std::ptrdiff_t>(2 * run.detail.segments),
+              static_cast<std::uint16_t>(off_cpu.size() / 2));
+    for (tremor::RankInfo& rank : run.ranks) rank.run_queue_delay_s = 2.0 * 5e-4 * static_cast<double>(half);
+  }
   const tremor::analysis::AnalysisParameters parameters;  // 1000 replicas, scales 2,4,8
   for (auto _ : state) {
     tremor::analysis::RunAnalysis result = tremor::analysis::analyze_run(run, parameters);
@@ -36,8 +47,10 @@ void analyze_synthetic(benchmark::State& state, bool cputime) {
 }
 void BM_AnalyzeRun(benchmark::State& state) { analyze_synthetic(state, false); }
 void BM_AnalyzeRunCpuTime(benchmark::State& state) { analyze_synthetic(state, true); }
+void BM_AnalyzeRunWaiting(benchmark::State& state) { analyze_synthetic(state, true, true); }
 BENCHMARK(BM_AnalyzeRun)->Arg(10'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_AnalyzeRunCpuTime)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_AnalyzeRunWaiting)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 // The diagnosis alone (diagnose_run, part of analyze_run above): state.range(0)
 // segments, state.range(1) processes on nodes of 8, 16 detail ranks.

@@ -341,13 +341,19 @@ void speed_map(const RunData& run, const RunAnalysis& analysis, const DetailView
     for (std::size_t r = 0; r < rows; ++r) least = std::min(least, view.value(Quantized::mpi_time, r, s));
     return least;
   };
-  std::map<std::int32_t, std::vector<std::size_t>> members;
+  // Per primary group (indices 0..G-1): its segments, then its reference time.
+  std::vector<std::vector<std::size_t>> members;
   for (std::size_t s = 0; s < n; ++s) {
-    if (analysis.segment_primary_group[s] >= 0) members[analysis.segment_primary_group[s]].push_back(s);
+    const std::int32_t group = analysis.segment_primary_group[s];
+    if (group < 0) continue;
+    if (static_cast<std::size_t>(group) >= members.size()) members.resize(static_cast<std::size_t>(group) + 1);
+    members[static_cast<std::size_t>(group)].push_back(s);
   }
-  std::map<std::int32_t, double> reference;
+  std::vector<double> reference(members.size(), 0.0);
   std::vector<double> cells;
-  for (const auto& [group, segments] : members) {
+  for (std::size_t group = 0; group < members.size(); ++group) {
+    const std::vector<std::size_t>& segments = members[group];
+    if (segments.empty()) continue;
     const std::size_t wanted = std::max<std::size_t>(1, kReferenceCells / rows);
     const std::size_t step = std::max<std::size_t>(1, segments.size() / wanted);
     cells.clear();
@@ -374,10 +380,11 @@ void speed_map(const RunData& run, const RunAnalysis& analysis, const DetailView
     const double middle = 0.5 * ((s ? end_s[s - 1] : 0.0) + end_s[s]);
     const auto bin = std::min(bins - 1, static_cast<std::size_t>(middle / span * static_cast<double>(bins)));
     const double least = least_mpi(s);
+    const double group_reference = reference[static_cast<std::size_t>(group)];
     for (std::size_t r = 0; r < rows; ++r) {
       const double own = own_time(r, s, least);
       if (!(own > 0.0)) continue;
-      sum[r * bins + bin] += std::min(kMaxSpeed, reference[group] / own);
+      sum[r * bins + bin] += std::min(kMaxSpeed, group_reference / own);
       ++count[r * bins + bin];
     }
   }

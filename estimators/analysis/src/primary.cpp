@@ -4,6 +4,7 @@
 // checkpoint write) is compared with itself once it occurred min_group times;
 // the intrinsic estimator then charges each segment its posterior expected delay.
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -30,6 +31,9 @@ constexpr std::uint64_t kIntervalStream = 0x7072696d617279ULL;
 // Lower of the two quantiles the collective's clean latency is read from when
 // most segments were delayed (the upper is the intrinsic estimator's low start).
 constexpr double kMostDelayedLowQuantile = 0.02;
+// A level of polling (its 2 % quantile) is read from at most this many
+// segments (every k-th beyond): 80 below it suffice.
+constexpr std::size_t kMaxPollingLevelSegments = std::size_t{1} << 12;
 // Groups larger than this set their first (warm-up) segment apart.
 constexpr std::size_t kMinMembersForWarmUp = 3;
 
@@ -102,6 +106,16 @@ std::size_t set_warm_up_apart(std::vector<PrimaryGroup>& groups) {
     ++apart;
   }
   return apart;
+}
+
+// The work counter reads thread CPU time, in ns.
+bool work_is_cpu_time(const RunData& run) {
+  return run.meta.counter_source != "papi" && run.meta.counter_unit == "ns";
+}
+
+// A segment's median rank's CPU time, s (0 with another work counter).
+double segment_work_s(const RunData& run, std::size_t segment) {
+  return work_is_cpu_time(run) && segment < run.segments.work.size() ? 1e-9 * run.segments.work[segment] : 0.0;
 }
 
 // The measured-delay threshold (clean level + jitter) of the whole run, from
@@ -211,6 +225,123 @@ double add_slept_on_shared_cpus(const SleptOnSharedCpus& slept, const RunData& r
   return added;
 }
 
+// The kMostDelayedLowQuantile quantile (nearest rank below) of `values`, reordered; 0 when empty.
+double low_quantile(std::vector<double>& values) {
+  if (values.empty()) return 0.0;
+  const auto low =
+      values.begin() + static_cast<std::ptrdiff_t>(kMostDelayedLowQuantile * static_cast<double>(values.size() - 1));
+  std::nth_element(values.begin(), low, values.end());
+  return *low;
+}
+
+// Per listed segment, the longest time a detail rank spent on the CPU there
+// outside its work and I/O, s (CPU-time counter): polling in MPI calls, which
+// grows while the rank it waits for is descheduled. Read row by row (the
+// detail cells are stored rank-major).
+std::vector<double> longest_polling(const RunData& run, std::span<const std::size_t> segments) {
+  std::vector<double> longest(segments.size(), 0.0);
+  const std::size_t n = run.detail.segments;
+  const std::size_t rows = run.detail.ranks.size();
+  // Each metric's value per bin, scaled to seconds; a bin past the table reads 0.
+  const std::array<std::pair<Quantized, double>, 4> parts = {std::pair{Quantized::duration, 1.0},
+                                                             {Quantized::work, 1e-9},
+                                                             {Quantized::off_cpu_time, 1.0},
+                                                             {Quantized::io_time, 1.0}};
+  std::array<std::vector<double>, 4> values;
+  std::array<const std::uint16_t*, 4> cells{};
+  for (std::size_t m = 0; m < parts.size(); ++m) {
+    for (const Bin& bin : run.global_bins[tremor::index(parts[m].first)]) values[m].push_back(parts[m].second * bin.rep());
+    const std::vector<std::uint16_t>& index = run.detail.global_index[tremor::index(parts[m].first)];
+    if (index.size() < rows * n) return longest;
+    cells[m] = index.data();
+  }
+  const auto value = [&](std::size_t m, std::size_t cell) {
+    const std::uint16_t bin = cells[m][cell];
+    return bin < values[m].size() ? values[m][bin] : 0.0;
+  };
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::size_t row = r * n;
+    for (std::size_t j = 0; j < segments.size(); ++j) {
+      const std::size_t cell = row + segments[j];
+      const double polling = value(0, cell) - value(1, cell) - value(2, cell) - value(3, cell);
+      longest[j] = std::max(longest[j], polling);
+    }
+  }
+  return longest;
+}
+
+// A segment's waits for a CPU that lie one after another on its critical
+// path: the worst rank's own (`worst_s`), and of the others' (`summed_s` in
+// all) as much as a rank was seen polling for the rest beyond
+// `clean_polling_s` (its ordinary level). Ranks descheduled one after
+// another hold each other up, the one on the CPU polling meanwhile; ranks
+// descheduled at the same time (the machine stalled) hold no one up, and
+// their waits overlap.
+double serial_waits(double worst_s, double summed_s, double polling_s, double clean_polling_s) {
+  return worst_s + std::clamp(std::min(summed_s - worst_s, polling_s - clean_polling_s), 0.0, summed_s);
+}
+
+// Per member of a group with ranks waiting for a CPU: its serial waits
+// (serial_waits), the ordinary polling read from the group's least, or the
+// run's if less: a group whose every segment waited for a CPU (another
+// process beside the whole run) has no clean level of its own.
+std::vector<double> group_serial_waits(const RunData& run, std::span<const std::size_t> members,
+                                       const est::MeasuredDelayGroup& ranks, double run_clean_polling_s) {
+  std::vector<double> serial;
+  if (ranks.waiting_sum_s.size() != members.size()) return serial;
+  const std::size_t stride = std::max<std::size_t>(1, members.size() / kMaxPollingLevelSegments);
+  std::vector<std::size_t> sampled;
+  for (std::size_t j = 0; j < members.size(); j += stride) sampled.push_back(members[j]);
+  std::vector<double> level = longest_polling(run, sampled);
+  const double clean_polling = std::min(low_quantile(level), run_clean_polling_s);
+  // Only a segment where a second rank waited for a CPU has a chain to read.
+  std::vector<std::size_t> chained;
+  std::vector<std::size_t> chained_at;
+  for (std::size_t j = 0; j < members.size(); ++j) {
+    if (ranks.waiting_sum_s[j] > ranks.excess_s[j]) {
+      chained.push_back(members[j]);
+      chained_at.push_back(j);
+    }
+  }
+  const std::vector<double> polling = longest_polling(run, chained);
+  serial.assign(ranks.excess_s.begin(), ranks.excess_s.end());
+  for (std::size_t k = 0; k < chained.size(); ++k) {
+    const std::size_t j = chained_at[k];
+    serial[j] = serial_waits(ranks.excess_s[j], ranks.waiting_sum_s[j], polling[k], clean_polling);
+  }
+  return serial;
+}
+
+// The run's ordinary polling (a segment of no group has none of its own):
+// the low quantile of the longest polling over the grouped segments.
+double run_clean_polling(const RunData& run, const std::vector<PrimaryGroup>& groups) {
+  std::vector<std::size_t> segments;
+  for (const PrimaryGroup& group : groups) segments.insert(segments.end(), group.members.begin(), group.members.end());
+  const std::size_t stride = std::max<std::size_t>(1, segments.size() / kMaxPollingLevelSegments);
+  std::vector<std::size_t> sampled;
+  for (std::size_t j = 0; j < segments.size(); j += stride) sampled.push_back(segments[j]);
+  std::sort(sampled.begin(), sampled.end());
+  std::vector<double> polling = longest_polling(run, sampled);
+  return low_quantile(polling);
+}
+
+// The intrinsic time a group's serial waits are capped by: the group's
+// baseline, or the typical segment with its serial waits taken out if that
+// is less. When another process shares the cores for the whole run, every
+// segment waited for a CPU, the lowest durations included, and the baseline
+// holds the waits; what the segments took beyond it then misses them. The
+// cap is at least the group's median work (`floor_s`).
+double intrinsic_without_waits(const RunData& run, std::span<const std::size_t> members, std::span<const double> serial_s,
+                               double intrinsic_s, double floor_s) {
+  if (serial_s.size() != members.size() || members.empty()) return intrinsic_s;
+  std::vector<double> unwaited;
+  unwaited.reserve(members.size());
+  for (std::size_t j = 0; j < members.size(); ++j) unwaited.push_back(run.segments.duration_s[members[j]] - serial_s[j]);
+  const auto middle = unwaited.begin() + static_cast<std::ptrdiff_t>(unwaited.size() / 2);
+  std::nth_element(unwaited.begin(), middle, unwaited.end());
+  return std::min(intrinsic_s, std::max(floor_s, *middle));
+}
+
 // Each segment is charged at least its measured delay: the larger of the
 // excess of its worst detail rank (off the CPU, or slower I/O than a rank
 // that did the same) and the collective's excess. They
@@ -218,8 +349,8 @@ double add_slept_on_shared_cpus(const SleptOnSharedCpus& slept, const RunData& r
 // so the least wait holds that time too. Returns the time this adds to the
 // posterior delays.
 double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& groups,
-                       std::span<const std::uint8_t> oversubscribed, RunAnalysis& analysis,
-                       std::vector<std::uint8_t>& interfered) {
+                       std::span<const std::uint8_t> oversubscribed, std::span<const double> work_floor_s,
+                       RunAnalysis& analysis, std::vector<std::uint8_t>& interfered) {
   double added = 0.0;
   std::vector<double> measured_at(analysis.segment_count, 0.0);  // each segment's measured delay
   auto charge = [&](std::size_t segment, double measured) {
@@ -239,6 +370,7 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
   // Per rank evidence needs every segment of the detail ranks.
   const bool per_rank = !run.detail.ranks.empty() && run.detail.segments == run.segments.size();
   MeasuredCells measured(run, waiting, oversubscribed);
+  std::optional<double> clean_polling;  // the run's ordinary polling, read once when needed
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const std::vector<std::size_t> members = groups[i].all_members();
     const double intrinsic = i < analysis.primary_intrinsic_s.size() ? analysis.primary_intrinsic_s[i] : 0.0;
@@ -252,14 +384,18 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
         boundary_excess(run, members, analysis.most_segments_delayed, pooled_threshold);
     analysis.rank_excess_s += ranks.total_excess_s;
     analysis.boundary_excess_s += boundary.total_excess_s;
+    if (!ranks.waiting_sum_s.empty() && !clean_polling) clean_polling = run_clean_polling(run, groups);
+    const std::vector<double> serial = group_serial_waits(run, members, ranks, clean_polling.value_or(0.0));
+    const double waits_cap_s =
+        intrinsic_without_waits(run, members, serial, intrinsic, i < work_floor_s.size() ? work_floor_s[i] : 0.0);
     for (std::size_t j = 0; j < members.size(); ++j) {
       double rank = ranks.excess_s.empty() ? 0.0 : ranks.excess_s[j];
       // Ranks descheduled one after another (each holding up the other, as
       // in a rendezvous) add up along the segment's critical path, up to what
       // the segment took beyond its intrinsic time.
-      if (!ranks.waiting_sum_s.empty()) {
-        const double beyond = run.segments.duration_s[members[j]] - intrinsic;
-        rank = std::max(rank, std::min(ranks.waiting_sum_s[j], beyond));
+      if (!serial.empty()) {
+        const double beyond = run.segments.duration_s[members[j]] - waits_cap_s;
+        rank = std::max(rank, std::min(serial[j], beyond));
       }
       const double late = boundary.excess_s.empty() ? 0.0 : boundary.excess_s[j];
       charge(members[j], std::max(rank, late));
@@ -287,9 +423,21 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
     if (analysis.segment_primary_group[segment] >= 0) continue;
     analysis.io_peer_excess_s += measured.column(segment, column, true);
     double excess = 0.0;
+    double waiting_sum = 0.0;
     for (std::size_t r = 0; r < column.size(); ++r) {
       const bool row_waiting = r < waiting.size() && waiting[r];
-      excess = std::max(excess, column[r] - (row_waiting ? waiting_threshold : run_threshold));
+      const double row_excess = column[r] - (row_waiting ? waiting_threshold : run_threshold);
+      excess = std::max(excess, row_excess);
+      if (row_waiting) waiting_sum += std::max(0.0, row_excess);
+    }
+    // As in the groups, waits for a CPU one after another add up along the
+    // critical path, up to what the segment took beyond its work (it has no
+    // intrinsic time: the run's ordinary polling stands for its own).
+    if (waiting_sum > excess) {
+      if (!clean_polling) clean_polling = run_clean_polling(run, groups);
+      const double serial =
+          serial_waits(excess, waiting_sum, longest_polling(run, std::span(&segment, 1)).front(), *clean_polling);
+      excess = std::max(excess, std::min(serial, run.segments.duration_s[segment] - segment_work_s(run, segment)));
     }
     analysis.rank_excess_s += excess;
     charge(segment, excess);
@@ -374,7 +522,7 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
       if (has_work) work[i].push_back(run.segments.work[segment]);
     }
   }
-  const bool cpu_time_work = has_work && run.meta.counter_source != "papi" && run.meta.counter_unit == "ns";
+  const bool cpu_time_work = has_work && work_is_cpu_time(run);
   const std::vector<double> work_medians = cpu_time_work ? group_work_medians(work) : std::vector<double>{};
   if (cpu_time_work) remove_work_excess(work, work_medians, durations);
   const std::vector<std::span<const double>> spans(durations.begin(), durations.end());
@@ -418,13 +566,25 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
     if (intrinsic_weight[g] > 0.0) analysis.groups[g].intrinsic_s /= intrinsic_weight[g];
   }
 
-  const double measured_added = charge_measured(run, groups, oversubscribed, analysis, interfered);
+  const double measured_added = charge_measured(run, groups, oversubscribed, baseline_floor, analysis, interfered);
   analysis.measured_added_s = measured_added;
 
   const double run_time = analysis.run_time_s;
-  // Segment durations are maxima over ranks: the lost time cannot exceed the run.
+  // Segment durations are maxima over ranks, and their sum exceeds the run
+  // when ranks leave the boundaries at different times: the lost time cannot
+  // exceed the run, nor, with the CPU-time counter, the run less the work on
+  // its critical path. Each segment took at least its median rank's CPU time
+  // (/segments/work); the median, not the largest, because a co-runner that
+  // pollutes the caches inflates CPU time, and the largest most.
+  analysis.work_critical_path_s =
+      cpu_time_work ? 1e-9 * std::accumulate(run.segments.work.begin(), run.segments.work.end(), 0.0) : 0.0;
+  const double most_lost = std::max(0.0, run_time - analysis.work_critical_path_s);
   const double total_lost = estimate.total_lost + measured_added;
-  const double lost = run_time > 0.0 ? std::min(total_lost, run_time) : total_lost;
+  const double lost = run_time > 0.0 ? std::min(total_lost, most_lost) : total_lost;
+  // The segments' charges shrink with it, so where and when add up to the whole.
+  if (lost < total_lost && total_lost > 0.0) {
+    for (double& segment_lost : analysis.segment_lost_s) segment_lost *= lost / total_lost;
+  }
   std::mt19937_64 engine = engine_for(analysis.parameters.seed, kIntervalStream);
   const int replicas = std::clamp(analysis.parameters.replicas, 2, kMaxIntervalReplicas);
   // Without posterior charges nothing is resampled: the measured delays stand alone.
@@ -437,7 +597,8 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   analysis.lost_percent = est::run_interference_percent(lost, run_time);
   analysis.lost_percent_low = std::min(analysis.lost_percent, est::run_interference_percent(interval.low, run_time));
   analysis.lost_percent_high =
-      std::min(100.0, std::max(analysis.lost_percent, est::run_interference_percent(interval.high, run_time)));
+      std::min(est::run_interference_percent(most_lost, run_time),
+               std::max(analysis.lost_percent, est::run_interference_percent(interval.high, run_time)));
   analysis.intrinsic_run_time_s = std::max(0.0, run_time - lost);
   return interfered;
 }

@@ -194,7 +194,8 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
                             {"foreign_cpu_loss_s", number(analysis.foreign_cpu_loss_s)},
                             {"boundary_excess_s", number(analysis.boundary_excess_s)},
                             {"measured_delay_s", number(analysis.measured_delay_s)},
-                            {"measured_added_s", number(analysis.measured_added_s)}}
+                            {"measured_added_s", number(analysis.measured_added_s)},
+                            {"work_critical_path_s", number(analysis.work_critical_path_s)}}
                      : json(nullptr)},
       {"continuous_interference_percent", ok ? number(analysis.continuous_interference_percent) : json(nullptr)},
       {"class", ok ? json(estimators::to_string(analysis.interference_class)) : json(nullptr)},

@@ -133,6 +133,9 @@ struct RunAnalysis {
   double boundary_excess_s = 0.0;         // sum over segments of the collective's least wait above its latency
   double measured_delay_s = 0.0;          // sum over segments of the larger of the two (they overlap)
   double measured_added_s = 0.0;          // what both added to the lost time beyond the durations' evidence
+  // CPU-time counter: the median detail rank's work per segment, summed; the
+  // run lost at most its run time less this (0: not known).
+  double work_critical_path_s = 0.0;
   // The paper's figure: excess over median + 4 MAD in (cluster, signature) groups.
   double paper_mad4_percent = 0.0;
   std::vector<double> segment_mad4_impact_s;
