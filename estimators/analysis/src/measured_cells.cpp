@@ -1,6 +1,7 @@
 #include "measured_cells.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -70,6 +71,42 @@ double detail_cell(const RunData& run, Quantized metric, std::size_t row, std::s
   const BinTable& bins = run.global_bins[tremor::index(metric)];
   const std::uint16_t bin = detail_bin(run, metric, row, segment);
   return bin < bins.size() ? bins[bin].rep() : 0.0;
+}
+
+std::vector<double> longest_polling(const RunData& run, std::span<const std::size_t> segments) {
+  std::vector<double> longest(segments.size(), 0.0);
+  const std::size_t n = run.detail.segments;
+  const std::size_t rows = run.detail.ranks.size();
+  // Each metric's value per bin, scaled to seconds; a bin past the table reads 0.
+  const std::array<std::pair<Quantized, double>, 4> parts = {std::pair{Quantized::duration, 1.0},
+                                                             {Quantized::work, 1e-9},
+                                                             {Quantized::off_cpu_time, 1.0},
+                                                             {Quantized::io_time, 1.0}};
+  std::array<std::vector<double>, 4> values;
+  std::array<const std::uint16_t*, 4> cells{};
+  for (std::size_t m = 0; m < parts.size(); ++m) {
+    for (const Bin& bin : run.global_bins[tremor::index(parts[m].first)]) values[m].push_back(parts[m].second * bin.rep());
+    const std::vector<std::uint16_t>& index = run.detail.global_index[tremor::index(parts[m].first)];
+    if (index.size() < rows * n) return longest;
+    cells[m] = index.data();
+  }
+  const auto value = [&](std::size_t m, std::size_t cell) {
+    const std::uint16_t bin = cells[m][cell];
+    return bin < values[m].size() ? values[m][bin] : 0.0;
+  };
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::size_t row = r * n;
+    for (std::size_t j = 0; j < segments.size(); ++j) {
+      const std::size_t cell = row + segments[j];
+      const double polling = value(0, cell) - value(1, cell) - value(2, cell) - value(3, cell);
+      longest[j] = std::max(longest[j], polling);
+    }
+  }
+  return longest;
+}
+
+double serial_waits(double worst_s, double summed_s, double polling_s, double clean_polling_s) {
+  return worst_s + std::clamp(std::min(summed_s - worst_s, polling_s - clean_polling_s), 0.0, summed_s);
 }
 
 double late_wait(const RunData& run, std::size_t segment) {

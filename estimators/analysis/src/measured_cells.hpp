@@ -18,6 +18,21 @@ bool off_cpu_measured(const RunData& run);
 // One detail rank's value of a metric in one segment.
 double detail_cell(const RunData& run, Quantized metric, std::size_t row, std::size_t segment);
 
+// Per listed segment, the longest time a detail rank spent on the CPU there
+// outside its work and I/O, s (CPU-time counter): polling in MPI calls, which
+// grows while the rank it waits for is descheduled. Read row by row (the
+// detail cells are stored rank-major).
+std::vector<double> longest_polling(const RunData& run, std::span<const std::size_t> segments);
+
+// A segment's waits for a CPU that lie one after another on its critical
+// path: the worst rank's own (`worst_s`), and of the others' (`summed_s` in
+// all) as much as a rank was seen polling for the rest beyond
+// `clean_polling_s` (its ordinary level). Ranks descheduled one after
+// another hold each other up, the one on the CPU polling meanwhile; ranks
+// descheduled at the same time (the machine stalled) hold no one up, and
+// their waits overlap.
+double serial_waits(double worst_s, double summed_s, double polling_s, double clean_polling_s);
+
 // The least wait over ranks in a segment's closing collective, s.
 double late_wait(const RunData& run, std::size_t segment);
 

@@ -4,7 +4,6 @@
 // checkpoint write) is compared with itself once it occurred min_group times;
 // the intrinsic estimator then charges each segment its posterior expected delay.
 #include <algorithm>
-#include <array>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -232,53 +231,6 @@ double low_quantile(std::vector<double>& values) {
       values.begin() + static_cast<std::ptrdiff_t>(kMostDelayedLowQuantile * static_cast<double>(values.size() - 1));
   std::nth_element(values.begin(), low, values.end());
   return *low;
-}
-
-// Per listed segment, the longest time a detail rank spent on the CPU there
-// outside its work and I/O, s (CPU-time counter): polling in MPI calls, which
-// grows while the rank it waits for is descheduled. Read row by row (the
-// detail cells are stored rank-major).
-std::vector<double> longest_polling(const RunData& run, std::span<const std::size_t> segments) {
-  std::vector<double> longest(segments.size(), 0.0);
-  const std::size_t n = run.detail.segments;
-  const std::size_t rows = run.detail.ranks.size();
-  // Each metric's value per bin, scaled to seconds; a bin past the table reads 0.
-  const std::array<std::pair<Quantized, double>, 4> parts = {std::pair{Quantized::duration, 1.0},
-                                                             {Quantized::work, 1e-9},
-                                                             {Quantized::off_cpu_time, 1.0},
-                                                             {Quantized::io_time, 1.0}};
-  std::array<std::vector<double>, 4> values;
-  std::array<const std::uint16_t*, 4> cells{};
-  for (std::size_t m = 0; m < parts.size(); ++m) {
-    for (const Bin& bin : run.global_bins[tremor::index(parts[m].first)]) values[m].push_back(parts[m].second * bin.rep());
-    const std::vector<std::uint16_t>& index = run.detail.global_index[tremor::index(parts[m].first)];
-    if (index.size() < rows * n) return longest;
-    cells[m] = index.data();
-  }
-  const auto value = [&](std::size_t m, std::size_t cell) {
-    const std::uint16_t bin = cells[m][cell];
-    return bin < values[m].size() ? values[m][bin] : 0.0;
-  };
-  for (std::size_t r = 0; r < rows; ++r) {
-    const std::size_t row = r * n;
-    for (std::size_t j = 0; j < segments.size(); ++j) {
-      const std::size_t cell = row + segments[j];
-      const double polling = value(0, cell) - value(1, cell) - value(2, cell) - value(3, cell);
-      longest[j] = std::max(longest[j], polling);
-    }
-  }
-  return longest;
-}
-
-// A segment's waits for a CPU that lie one after another on its critical
-// path: the worst rank's own (`worst_s`), and of the others' (`summed_s` in
-// all) as much as a rank was seen polling for the rest beyond
-// `clean_polling_s` (its ordinary level). Ranks descheduled one after
-// another hold each other up, the one on the CPU polling meanwhile; ranks
-// descheduled at the same time (the machine stalled) hold no one up, and
-// their waits overlap.
-double serial_waits(double worst_s, double summed_s, double polling_s, double clean_polling_s) {
-  return worst_s + std::clamp(std::min(summed_s - worst_s, polling_s - clean_polling_s), 0.0, summed_s);
 }
 
 // Per member of a group with ranks waiting for a CPU: its serial waits
