@@ -454,3 +454,26 @@ TEST_CASE("two ranks waiting for a CPU in turn in a segment of no group: their w
   run.meta.run_time_s -= 0.995;
   CHECK(analyze_run(run, quick_parameters()).segment_lost_s[0] == Approx(0.995).epsilon(0.01));
 }
+
+TEST_CASE("ranks descheduled at the same time while the others wait for a busier rank: their waits overlap",
+          "[analysis]") {
+  // Segments of 10 ms, 4 of them work on every rank and the rest
+  // communication. In every segment the machine stalls 3 ms with ranks 0 and
+  // 1 off the CPU at once. In 3 of 4 segments ranks 1-3 have 1 ms of work
+  // where rank 0 has 4: they poll 3 ms more for rank 0, which holds up no
+  // one beyond it.
+  std::vector<std::size_t> every(200);
+  std::iota(every.begin(), every.end(), std::size_t{0});
+  RunData run = cputime_run(every, 0.003, 4e6);
+  const auto lighter = [](std::size_t r, std::size_t s) { return r > 0 && s % 4 != 0; };
+  for (double& wait : run.segments.late_wait_s) wait = 2e-6;
+  set_cells(run, Quantized::duration, [&](std::size_t, std::size_t s) { return run.segments.duration_s[s]; });
+  set_cells(run, Quantized::work, [&](std::size_t r, std::size_t s) { return lighter(r, s) ? 1e6 : 4e6; });
+  set_cells(run, Quantized::wait_time, [&](std::size_t r, std::size_t s) { return lighter(r, s) ? 0.003 : 2e-6; });
+  set_cells(run, Quantized::off_cpu_time, [](std::size_t r, std::size_t) { return r < 2 ? 0.003 : 0.0; });
+  for (RankInfo& rank : run.ranks) rank.run_queue_delay_s = 0.6;  // of 0.6 s off the CPU
+  const RunAnalysis result = analyze_run(run, quick_parameters());
+  REQUIRE(result.estimate_possible);
+  CHECK(result.waiting_ranks == 4);
+  CHECK(result.lost_percent == Approx(100.0 * 200 * 0.003 / run.meta.run_time_s).margin(0.5));
+}

@@ -94,12 +94,20 @@ std::vector<double> longest_polling(const RunData& run, std::span<const std::siz
     const std::uint16_t bin = cells[m][cell];
     return bin < values[m].size() ? values[m][bin] : 0.0;
   };
+  // A rank with less work and I/O than the busiest waits for that rank
+  // anyway: its polling counts from the busiest rank's work and I/O on.
+  std::vector<double> busiest(segments.size(), 0.0);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t j = 0; j < segments.size(); ++j) {
+      const std::size_t cell = r * n + segments[j];
+      busiest[j] = std::max(busiest[j], value(1, cell) + value(3, cell));
+    }
+  }
   for (std::size_t r = 0; r < rows; ++r) {
     const std::size_t row = r * n;
     for (std::size_t j = 0; j < segments.size(); ++j) {
       const std::size_t cell = row + segments[j];
-      const double polling = value(0, cell) - value(1, cell) - value(2, cell) - value(3, cell);
-      longest[j] = std::max(longest[j], polling);
+      longest[j] = std::max(longest[j], value(0, cell) - busiest[j] - value(2, cell));
     }
   }
   return longest;

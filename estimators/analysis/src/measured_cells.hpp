@@ -19,9 +19,10 @@ bool off_cpu_measured(const RunData& run);
 double detail_cell(const RunData& run, Quantized metric, std::size_t row, std::size_t segment);
 
 // Per listed segment, the longest time a detail rank spent on the CPU there
-// outside its work and I/O, s (CPU-time counter): polling in MPI calls, which
-// grows while the rank it waits for is descheduled. Read row by row (the
-// detail cells are stored rank-major).
+// beyond the busiest rank's work and I/O, s (CPU-time counter): polling in
+// MPI calls that no rank's work explains, which grows while the rank it
+// waits for is descheduled. Read row by row (the detail cells are stored
+// rank-major).
 std::vector<double> longest_polling(const RunData& run, std::span<const std::size_t> segments);
 
 // A segment's waits for a CPU that lie one after another on its critical
