@@ -233,6 +233,24 @@ double low_quantile(std::vector<double>& values) {
   return *low;
 }
 
+// The upper middle value of `values`, reordered (the caller checks it is not empty).
+double upper_middle(std::vector<double>& values) {
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
+
+// The ordinary level of the longest polling over `segments`: its low
+// quantile, read from at most kMaxPollingLevelSegments of them (every k-th).
+double polling_level(const RunData& run, std::span<const std::size_t> segments) {
+  const std::size_t stride = std::max<std::size_t>(1, segments.size() / kMaxPollingLevelSegments);
+  std::vector<std::size_t> sampled;
+  for (std::size_t j = 0; j < segments.size(); j += stride) sampled.push_back(segments[j]);
+  std::sort(sampled.begin(), sampled.end());  // the cells are read row by row
+  std::vector<double> polling = longest_polling(run, sampled);
+  return low_quantile(polling);
+}
+
 // Per member of a group with ranks waiting for a CPU: its serial waits
 // (serial_waits), the ordinary polling read from the group's least, or the
 // run's if less: a group whose every segment waited for a CPU (another
@@ -241,11 +259,7 @@ std::vector<double> group_serial_waits(const RunData& run, std::span<const std::
                                        const est::MeasuredDelayGroup& ranks, double run_clean_polling_s) {
   std::vector<double> serial;
   if (ranks.waiting_sum_s.size() != members.size()) return serial;
-  const std::size_t stride = std::max<std::size_t>(1, members.size() / kMaxPollingLevelSegments);
-  std::vector<std::size_t> sampled;
-  for (std::size_t j = 0; j < members.size(); j += stride) sampled.push_back(members[j]);
-  std::vector<double> level = longest_polling(run, sampled);
-  const double clean_polling = std::min(low_quantile(level), run_clean_polling_s);
+  const double clean_polling = std::min(polling_level(run, members), run_clean_polling_s);
   // Only a segment where a second rank waited for a CPU has a chain to read.
   std::vector<std::size_t> chained;
   std::vector<std::size_t> chained_at;
@@ -269,12 +283,7 @@ std::vector<double> group_serial_waits(const RunData& run, std::span<const std::
 double run_clean_polling(const RunData& run, const std::vector<PrimaryGroup>& groups) {
   std::vector<std::size_t> segments;
   for (const PrimaryGroup& group : groups) segments.insert(segments.end(), group.members.begin(), group.members.end());
-  const std::size_t stride = std::max<std::size_t>(1, segments.size() / kMaxPollingLevelSegments);
-  std::vector<std::size_t> sampled;
-  for (std::size_t j = 0; j < segments.size(); j += stride) sampled.push_back(segments[j]);
-  std::sort(sampled.begin(), sampled.end());
-  std::vector<double> polling = longest_polling(run, sampled);
-  return low_quantile(polling);
+  return polling_level(run, segments);
 }
 
 // The intrinsic time a group's serial waits are capped by: the group's
@@ -289,9 +298,7 @@ double intrinsic_without_waits(const RunData& run, std::span<const std::size_t> 
   std::vector<double> unwaited;
   unwaited.reserve(members.size());
   for (std::size_t j = 0; j < members.size(); ++j) unwaited.push_back(run.segments.duration_s[members[j]] - serial_s[j]);
-  const auto middle = unwaited.begin() + static_cast<std::ptrdiff_t>(unwaited.size() / 2);
-  std::nth_element(unwaited.begin(), middle, unwaited.end());
-  return std::min(intrinsic_s, std::max(floor_s, *middle));
+  return std::min(intrinsic_s, std::max(floor_s, upper_middle(unwaited)));
 }
 
 // Each segment is charged at least its measured delay: the larger of the
@@ -405,11 +412,7 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
 // Per group, its upper middle work value (0 for an empty group).
 std::vector<double> group_work_medians(const std::vector<std::vector<double>>& work) {
   std::vector<double> medians;
-  for (std::vector<double> values : work) {
-    const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-    if (!values.empty()) std::nth_element(values.begin(), middle, values.end());
-    medians.push_back(values.empty() ? 0.0 : *middle);
-  }
+  for (std::vector<double> values : work) medians.push_back(values.empty() ? 0.0 : upper_middle(values));
   return medians;
 }
 
