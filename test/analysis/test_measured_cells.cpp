@@ -221,7 +221,7 @@ TEST_CASE("ranks taking turns on an oversubscribed node: what one slept beyond i
   for (std::size_t s = 0; s < 200; ++s) {
     if (s % 10 != 0) delayed.push_back(s);
   }
-  RunData run = cputime_run(delayed, 0.001);
+  RunData run = cputime_run(delayed, 0.001, 4e6);  // 4 ranks' 4 ms fit 2 CPUs in 10 ms
   one_node(run, "2");
   const auto asleep = [](std::size_t r, std::size_t s) { return r == 1 && s % 10 != 0; };
   for (double& wait : run.segments.late_wait_s) wait = 2e-6;
@@ -295,6 +295,12 @@ TEST_CASE("ranks taking turns: their own turns cost nothing; another process cos
   REQUIRE(alone.estimate_possible);
   CHECK(alone.taking_turns);
   CHECK(alone.lost_percent < 0.5);  // the durations spread by half: their lower part is no clean level
+  // The interval reaches the most the work allows: 4 ranks' 2 ms on 2 CPUs
+  // take at least 4 ms a segment, not the median rank's 2 ms.
+  CHECK(alone.work_critical_path_s == Approx(200 * 0.004).epsilon(0.01));
+  const double turns_bound = 100.0 * (run.meta.run_time_s - 200 * 0.004) / run.meta.run_time_s;
+  CHECK(alone.lost_percent_low == Approx(alone.lost_percent));
+  CHECK(alone.lost_percent_high == Approx(turns_bound).margin(0.5));
   // Segments 50-149: another busy process shares the node and takes a fifth
   // of its CPU time; they last 25 % longer and each rank is off 60 % of them.
   double lost = 0.0;
@@ -307,6 +313,7 @@ TEST_CASE("ranks taking turns: their own turns cost nothing; another process cos
   const RunAnalysis shared = analyze_run(run, quick_parameters());
   CHECK(shared.foreign_cpu_loss_s == Approx(lost).epsilon(0.01));
   CHECK(shared.lost_percent == Approx(100.0 * lost / run.meta.run_time_s).margin(0.5));
+  CHECK(shared.lost_percent_high == Approx(100.0 * (run.meta.run_time_s - 200 * 0.004) / run.meta.run_time_s).margin(0.5));
 }
 
 TEST_CASE("ranks taking turns: a write outlasting every turn is a stall, one within a turn is not", "[analysis]") {
@@ -339,11 +346,11 @@ TEST_CASE("ranks taking turns: a write outlasting every turn is a stall, one wit
 }
 
 TEST_CASE("ranks taking turns: what a rank slept bounds the loss from below, once", "[analysis]") {
-  // 4 ranks on 2 CPUs, each off the CPU 1 ms per segment by turns (8 ms of
+  // 4 ranks on 2 CPUs, each off the CPU 1 ms per segment by turns (4 ms of
   // work in 10). Rank 1 sleeps 1.99 s reading the input in segment 0 (no
   // usable group), where the others read the same in 10 ms: an I/O stall,
   // and what it slept over the run (/ranks/slept_s). Both measure the same 1.99 s.
-  RunData run = input_read_run(8e6);
+  RunData run = input_read_run(4e6);
   one_node(run, "2");
   set_cells(run, Quantized::io_time, [](std::size_t r, std::size_t s) { return s != 0 ? 0.0 : r == 1 ? 2.0 : 0.01; });
   set_cells(run, Quantized::wait_time, [](std::size_t r, std::size_t s) { return s == 0 && r != 1 ? 1.99 : 2e-6; });

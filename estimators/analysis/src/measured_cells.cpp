@@ -131,19 +131,33 @@ std::vector<std::uint8_t> oversubscribed_rows(const RunData& run) {
   return rows;
 }
 
-std::vector<double> foreign_cpu_loss_s(const RunData& run) {
-  const std::vector<NodeCpus> nodes = node_cpus(run);
+namespace {
+
+// Per node the job oversubscribes and whose ranks are all detail ranks, its
+// detail rows; empty for every other node (the CPU time of all its ranks is needed).
+std::vector<std::vector<std::size_t>> shared_node_rows(const RunData& run, const std::vector<NodeCpus>& nodes) {
   std::vector<std::vector<std::size_t>> rows_of(nodes.size());
   for (std::size_t r = 0; r < run.detail.ranks.size(); ++r) {
     if (const std::size_t node = node_of_row(run, r); node < nodes.size()) rows_of[node].push_back(r);
   }
+  for (std::size_t node = 0; node < nodes.size(); ++node) {
+    if (!nodes[node].oversubscribed() || static_cast<long>(rows_of[node].size()) != nodes[node].ranks)
+      rows_of[node].clear();
+  }
+  return rows_of;
+}
+
+}  // namespace
+
+std::vector<double> foreign_cpu_loss_s(const RunData& run) {
+  const std::vector<NodeCpus> nodes = node_cpus(run);
+  const std::vector<std::vector<std::size_t>> rows_of = shared_node_rows(run, nodes);
   std::vector<double> loss(run.detail.segments, 0.0);
   std::vector<double> off_cpu;
   std::vector<double> slept;
   for (std::size_t node = 0; node < nodes.size(); ++node) {
     const std::vector<std::size_t>& rows = rows_of[node];
-    // Every rank of the node must be a detail rank: the CPU time of all of them is needed.
-    if (!nodes[node].oversubscribed() || static_cast<long>(rows.size()) != nodes[node].ranks) continue;
+    if (rows.empty()) continue;
     slept.clear();
     for (const std::size_t r : rows) slept.push_back(slept_over_run_s(run, r));
     const auto cpus = static_cast<double>(nodes[node].cpus);
@@ -155,6 +169,22 @@ std::vector<double> foreign_cpu_loss_s(const RunData& run) {
     }
   }
   return loss;
+}
+
+std::vector<double> shared_cpu_work_s(const RunData& run) {
+  const std::vector<NodeCpus> nodes = node_cpus(run);
+  const std::vector<std::vector<std::size_t>> rows_of = shared_node_rows(run, nodes);
+  std::vector<double> least(run.detail.segments, 0.0);
+  for (std::size_t node = 0; node < nodes.size(); ++node) {
+    if (rows_of[node].empty()) continue;
+    const double cpus = static_cast<double>(nodes[node].cpus);
+    for (std::size_t s = 0; s < least.size(); ++s) {
+      double work_ns = 0.0;
+      for (const std::size_t r : rows_of[node]) work_ns += detail_cell(run, Quantized::work, r, s);
+      least[s] = std::max(least[s], 1e-9 * work_ns / cpus);
+    }
+  }
+  return least;
 }
 
 std::vector<std::uint8_t> waiting_rows(const RunData& run, std::span<const std::uint8_t> oversubscribed) {

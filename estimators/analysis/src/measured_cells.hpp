@@ -52,6 +52,12 @@ std::vector<std::uint8_t> waiting_rows(const RunData& run, std::span<const std::
 // its CPUs; the largest over nodes. Zeros where no node qualifies.
 std::vector<double> foreign_cpu_loss_s(const RunData& run);
 
+// Per segment (CPU-time counter): the least time its work needs on the nodes
+// the job oversubscribes: on each such node whose ranks are all detail ranks,
+// their summed work over its CPUs; the largest over nodes. Zeros where no
+// node qualifies.
+std::vector<double> shared_cpu_work_s(const RunData& run);
+
 // Per detail rank, one segment's measured delay that cost the segment time:
 // its off-CPU time (none for a rank on a node the job oversubscribes: it is
 // off the CPU by turns), plus (with `with_io`) its I/O stall: its I/O time

@@ -530,9 +530,15 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   // exceed the run, nor, with the CPU-time counter, the run less the work on
   // its critical path. Each segment took at least its median rank's CPU time
   // (/segments/work); the median, not the largest, because a co-runner that
-  // pollutes the caches inflates CPU time, and the largest most.
-  analysis.work_critical_path_s =
-      cpu_time_work ? 1e-9 * std::accumulate(run.segments.work.begin(), run.segments.work.end(), 0.0) : 0.0;
+  // pollutes the caches inflates CPU time, and the largest most. Ranks taking
+  // turns on a node's CPUs took at least their summed work over those CPUs.
+  analysis.work_critical_path_s = 0.0;
+  if (cpu_time_work) {
+    const std::vector<double> shared =
+        analysis.taking_turns ? shared_cpu_work_s(run) : std::vector<double>(run.segments.size(), 0.0);
+    for (std::size_t s = 0; s < run.segments.work.size(); ++s)
+      analysis.work_critical_path_s += std::max(1e-9 * run.segments.work[s], s < shared.size() ? shared[s] : 0.0);
+  }
   const double most_lost = std::max(0.0, run_time - analysis.work_critical_path_s);
   const double total_lost = estimate.total_lost + measured_added;
   const double lost = run_time > 0.0 ? std::min(total_lost, most_lost) : total_lost;
@@ -542,9 +548,12 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   }
   std::mt19937_64 engine = engine_for(analysis.parameters.seed, kIntervalStream);
   const int replicas = std::clamp(analysis.parameters.replicas, 2, kMaxIntervalReplicas);
-  // Without posterior charges nothing is resampled: the measured delays stand alone.
+  // Ranks taking turns have no posterior charges to resample: the measured
+  // delays are the low end, and the high end is the most the work allows,
+  // since what their turns cost beyond that (polling while a rank is
+  // descheduled) is not told from what another process made them cost.
   est::LostInterval interval =
-      analysis.taking_turns ? est::LostInterval{}
+      analysis.taking_turns ? est::LostInterval{0.0, most_lost - measured_added}
                             : est::bootstrap_lost_interval(spans, estimate, engine, replicas, analysis.parameters.ci);
   // The measured off-CPU time is not resampled: it shifts the interval.
   interval.low += measured_added;

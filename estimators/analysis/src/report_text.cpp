@@ -89,7 +89,8 @@ void measured_line(std::ostringstream& out, const RunData& run, const RunAnalysi
   if (analysis.taking_turns) {
     text +=
         " The job puts more ranks than CPUs on a node: its ranks take turns on them, so only measured delays "
-        "are charged, not the spread of the durations.";
+        "are charged, not the spread of the durations; the interval reaches the most their work allows (what "
+        "polling while a rank waits for its turn cost is not told apart from what other processes made it cost).";
   }
   double waited = 0.0;
   for (const std::int32_t rank : run.detail.ranks) {
