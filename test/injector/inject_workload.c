@@ -12,7 +12,8 @@
  *       each other until the last barrier).
  *   inject_workload window N SLEEP_MS   N x (sleep, barrier); no output.
  *   inject_workload spin N US           N x (busy US microseconds, MPI_Send to
- *       MPI_PROC_NULL); no output.
+ *       MPI_PROC_NULL); prints "spin_elapsed RANK SECONDS" (the loop's wall
+ *       time, injected sleeps included) to stderr.
  *   inject_workload threads N           MPI_Init_thread(MULTIPLE); 2 threads
  *       each open /dev/null, N x (MPI_Send to MPI_PROC_NULL, write), close.
  */
@@ -157,10 +158,12 @@ int main(int argc, char** argv) {
     }
   } else if (strcmp(mode, "spin") == 0 && argc > 3) {
     const double microseconds = atof(argv[3]);
+    const double start = MPI_Wtime();
     for (int i = 0; i < iterations; ++i) {
       spin_us(microseconds);
       MPI_Send(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
     }
+    fprintf(stderr, "spin_elapsed %d %.6f\n", rank, MPI_Wtime() - start);
   } else if (strcmp(mode, "window") == 0 && argc > 3) {
     for (int i = 0; i < iterations; ++i) {
       sleep_ms(atol(argv[3]));
