@@ -316,6 +316,40 @@ TEST_CASE("ranks taking turns: their own turns cost nothing; another process cos
   CHECK(shared.lost_percent_high == Approx(100.0 * (run.meta.run_time_s - 200 * 0.004) / run.meta.run_time_s).margin(0.5));
 }
 
+TEST_CASE("ranks taking turns beside another process: their polling for descheduled ranks is lost too",
+          "[analysis]") {
+  // The process takes a fifth of the node's CPU time where it runs, but the
+  // segments last twice as long: ranks waiting for a descheduled one poll on.
+  RunData run = taking_turns_run();
+  const std::vector<double> clean = run.segments.duration_s;
+  const double clean_run_s = run.meta.run_time_s;
+  const auto beside = [&](std::size_t from, std::size_t to) {
+    RunData shared = run;
+    double lost = 0.0;
+    for (std::size_t s = from; s < to; ++s) {
+      shared.segments.duration_s[s] = 2.0 * clean[s];
+      lost += clean[s];
+    }
+    shared.meta.run_time_s = clean_run_s + lost;
+    set_turns(shared, [&](std::size_t s) { return (s >= from && s < to ? 0.6 : 0.5) * shared.segments.duration_s[s]; });
+    return std::pair{shared, lost};
+  };
+  // For a window (segments 50-149): the rest of each group tells what a segment needs.
+  const auto [window, window_lost] = beside(50, 150);
+  const RunAnalysis part = analyze_run(window, quick_parameters());
+  CHECK(part.foreign_cpu_loss_s == Approx(0.4 * window_lost).epsilon(0.01));
+  CHECK(part.lost_percent == Approx(100.0 * window_lost / window.meta.run_time_s).margin(1.0));
+  CHECK(part.lost_percent_low == Approx(100.0 * 0.4 * window_lost / window.meta.run_time_s).margin(0.5));
+  // For the whole run nothing tells: each segment is charged its time beyond
+  // its ranks' work over the CPUs (4 ms), the most the work allows; what
+  // their own turns cost (1-16 ms a segment here) is charged too.
+  const auto [whole, whole_lost] = beside(0, 200);
+  const RunAnalysis all = analyze_run(whole, quick_parameters());
+  const double bound = 100.0 * (whole.meta.run_time_s - 200 * 0.004) / whole.meta.run_time_s;
+  CHECK(all.lost_percent >= 100.0 * whole_lost / whole.meta.run_time_s);
+  CHECK(all.lost_percent == Approx(bound).margin(0.5));
+}
+
 TEST_CASE("ranks taking turns: a write outlasting every turn is a stall, one within a turn is not", "[analysis]") {
   // Ranks 1 and 2 write the same file in every segment; rank 2 takes 0.2 ms.
   RunData run = taking_turns_run();

@@ -15,6 +15,7 @@
 #include "tremor/estimators/intrinsic.hpp"
 #include "tremor/estimators/measured_delay.hpp"
 #include "measured_cells.hpp"
+#include "shared_turns.hpp"
 
 namespace tremor::analysis::detail {
 namespace {
@@ -367,6 +368,21 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
       analysis.foreign_cpu_loss_s += foreign[segment];
       charge(segment, foreign[segment]);
     }
+    std::vector<std::vector<std::size_t>> modelled;
+    std::vector<std::vector<std::size_t>> all;
+    for (const PrimaryGroup& group : groups) {
+      modelled.push_back(group.members);
+      all.push_back(group.all_members());
+    }
+    const double before = added;
+    const auto min_reference = static_cast<std::size_t>(std::max(1, analysis.parameters.min_group));
+    const std::vector<double> turns = shared_turns_loss_s(run, modelled, all, foreign, min_reference);
+    for (std::size_t segment = 0; segment < turns.size(); ++segment) {
+      if (!(turns[segment] > 0.0)) continue;
+      analysis.shared_turns_loss_s += turns[segment];
+      charge(segment, turns[segment]);
+    }
+    analysis.shared_turns_added_s = added - before;
   }
   // Segments in no usable group (the first one, rare phases) have no clean
   // level of their own: they take the run's, read from the grouped cells; the
@@ -553,7 +569,7 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   // since what their turns cost beyond that (polling while a rank is
   // descheduled) is not told from what another process made them cost.
   est::LostInterval interval =
-      analysis.taking_turns ? est::LostInterval{0.0, most_lost - measured_added}
+      analysis.taking_turns ? est::LostInterval{-analysis.shared_turns_added_s, most_lost - measured_added}
                             : est::bootstrap_lost_interval(spans, estimate, engine, replicas, analysis.parameters.ci);
   // The measured off-CPU time is not resampled: it shifts the interval.
   interval.low += measured_added;

@@ -85,12 +85,14 @@ void measured_line(std::ostringstream& out, const RunData& run, const RunAnalysi
       analysis.measured_delay_s, analysis.rank_excess_s, analysis.io_peer_excess_s, analysis.boundary_excess_s);
   if (analysis.foreign_cpu_loss_s > 0.0)
     text += format(", CPU taken by other processes %.3f s", analysis.foreign_cpu_loss_s);
+  if (analysis.shared_turns_loss_s > analysis.foreign_cpu_loss_s)
+    text += format(", lost by turns taken beside them %.3f s (that CPU time included)", analysis.shared_turns_loss_s);
   text += ".";
   if (analysis.taking_turns) {
     text +=
         " The job puts more ranks than CPUs on a node: its ranks take turns on them, so only measured delays "
-        "are charged, not the spread of the durations; the interval reaches the most their work allows (what "
-        "polling while a rank waits for its turn cost is not told apart from what other processes made it cost).";
+        "are charged, not the spread of the durations; the interval runs from the delays measured "
+        "directly to the most the ranks' work allows.";
   }
   double waited = 0.0;
   for (const std::int32_t rank : run.detail.ranks) {

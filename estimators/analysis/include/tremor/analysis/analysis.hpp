@@ -128,6 +128,11 @@ struct RunAnalysis {
   // durations' spread is not evidence; only measured delays are charged.
   bool taking_turns = false;
   double foreign_cpu_loss_s = 0.0;  // sum over segments of the CPU others took on such nodes, over their CPUs
+  // Sum over the segments another process shared of their time beyond their
+  // group's unshared segments (or their work over the CPUs); and how much
+  // that added to every other charge.
+  double shared_turns_loss_s = 0.0;
+  double shared_turns_added_s = 0.0;
   double rank_excess_s = 0.0;             // sum over segments of the worst detail rank's off-CPU + I/O excess
   double io_peer_excess_s = 0.0;          // sum over segments of the largest I/O time beyond a rank doing the same
   double boundary_excess_s = 0.0;         // sum over segments of the collective's least wait above its latency

@@ -1,0 +1,28 @@
+// Ranks taking turns on a node's CPUs beside another process: what their
+// turns lost to it beyond the CPU time it took (docs/statistics-primary.md,
+// "Ranks taking turns").
+#pragma once
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "tremor/run_data.hpp"
+
+namespace tremor::analysis::detail {
+
+// Another process shared a segment's CPUs when it took more than this share
+// of them there (`foreign` over the duration): the CPU-time readings' own
+// error is about 0.2 %.
+inline constexpr double kSharedCpuNoise = 0.01;
+
+// Per segment, the time lost beside another process on a node whose ranks
+// take turns (0 where none): for the segments it shared (`foreign`: per
+// segment the CPU time it took over the node's CPUs), their durations
+// beyond what they need. Per group, `modelled` are the segments its mean is
+// read from (the warm-up one left out; at least `min_reference` of them) and
+// `all` those it applies to.
+std::vector<double> shared_turns_loss_s(const RunData& run, const std::vector<std::vector<std::size_t>>& modelled,
+                                        const std::vector<std::vector<std::size_t>>& all,
+                                        std::span<const double> foreign, std::size_t min_reference);
+
+}  // namespace tremor::analysis::detail
