@@ -157,6 +157,35 @@ TEST_CASE("a rank off the CPU while it waited for a later rank is not charged", 
   CHECK(analyze_run(run, quick_parameters()).rank_excess_s == Approx(0.6).epsilon(0.02));
 }
 
+TEST_CASE("no charge leaves a segment shorter than its work", "[analysis]") {
+  // Beside another process, every other segment: rank 0 (10 ms of CPU time)
+  // is descheduled 1 ms, so the segment lasts 11 ms; rank 1 (5 ms of CPU
+  // time), which waited for a CPU over the run, is off it 5 ms while it
+  // waits for rank 0 at the boundary. Charging rank 1's 5 ms would leave the
+  // segment 6 ms, less than the 10 ms of work it did.
+  std::vector<std::size_t> delayed;
+  for (std::size_t s = 0; s < 200; s += 2) delayed.push_back(s);
+  RunData run = cputime_run(delayed, 0.001);
+  const auto is_delayed = [](std::size_t s) { return s % 2 == 0; };
+  for (double& wait : run.segments.late_wait_s) wait = 2e-6;
+  set_cells(run, Quantized::work, [](std::size_t r, std::size_t) { return r == 1 ? 5e6 : 1e7; });
+  set_cells(run, Quantized::wait_time, [&](std::size_t r, std::size_t s) {
+    return r == 1 ? (is_delayed(s) ? 0.006 : 0.005) : 2e-6;
+  });
+  set_cells(run, Quantized::off_cpu_time, [&](std::size_t r, std::size_t s) {
+    return !is_delayed(s) ? 0.0 : r == 0 ? 0.001 : r == 1 ? 0.005 : 0.0;
+  });
+  for (RankInfo& rank : run.ranks) rank.run_queue_delay_s = rank.rank == 0 ? 0.1 : rank.rank == 1 ? 0.5 : 0.0;
+  // Start-up and shutdown outside the segments take 0.5 s: the run's own
+  // bound (its time less its work) does not bind.
+  run.meta.run_time_s += 0.5;
+  const RunAnalysis result = analyze_run(run, quick_parameters());
+  REQUIRE(result.estimate_possible);
+  CHECK(result.waiting_ranks >= 2);
+  CHECK(result.rank_excess_s == Approx(100 * 0.005).epsilon(0.02));  // measured, but not all of it lost
+  CHECK(result.lost_percent == Approx(100.0 * 100 * 0.001 / run.meta.run_time_s).margin(0.5));
+}
+
 TEST_CASE("a slow read of the input on one rank, in a segment of no group, against the ranks that read the same",
           "[analysis]") {
   // Segment 0 reads the input (its own signature, no usable group): the same

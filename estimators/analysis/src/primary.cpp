@@ -313,8 +313,10 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
                        RunAnalysis& analysis, std::vector<std::uint8_t>& interfered) {
   double added = 0.0;
   std::vector<double> measured_at(analysis.segment_count, 0.0);  // each segment's measured delay
+  // A segment lasts at least its work (CPU-time counter: the median rank's
+  // CPU time; 0 otherwise): no charge leaves it less.
   auto charge = [&](std::size_t segment, double measured) {
-    measured = std::min(measured, run.segments.duration_s[segment]);
+    measured = std::min(measured, run.segments.duration_s[segment] - segment_work_s(run, segment));
     measured_at[segment] = std::max(measured_at[segment], measured);
     if (measured > analysis.segment_lost_s[segment]) {
       added += measured - analysis.segment_lost_s[segment];
