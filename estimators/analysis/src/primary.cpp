@@ -310,7 +310,8 @@ double intrinsic_without_waits(const RunData& run, std::span<const std::size_t> 
 // posterior delays.
 double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& groups,
                        std::span<const std::uint8_t> oversubscribed, std::span<const double> work_floor_s,
-                       RunAnalysis& analysis, std::vector<std::uint8_t>& interfered) {
+                       std::span<const double> shared_work_s, RunAnalysis& analysis,
+                       std::vector<std::uint8_t>& interfered) {
   double added = 0.0;
   std::vector<double> measured_at(analysis.segment_count, 0.0);  // each segment's measured delay
   // A segment lasts at least its work (CPU-time counter: the median rank's
@@ -378,7 +379,7 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
     }
     const double before = added;
     const auto min_reference = static_cast<std::size_t>(std::max(1, analysis.parameters.min_group));
-    const std::vector<double> turns = shared_turns_loss_s(run, modelled, all, foreign, min_reference);
+    const std::vector<double> turns = shared_turns_loss_s(run, modelled, all, foreign, shared_work_s, min_reference);
     for (std::size_t segment = 0; segment < turns.size(); ++segment) {
       if (!(turns[segment] > 0.0)) continue;
       analysis.shared_turns_loss_s += turns[segment];
@@ -539,7 +540,10 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
     if (intrinsic_weight[g] > 0.0) analysis.groups[g].intrinsic_s /= intrinsic_weight[g];
   }
 
-  const double measured_added = charge_measured(run, groups, oversubscribed, baseline_floor, analysis, interfered);
+  // Ranks taking turns on a node's CPUs take at least their summed work over them.
+  const std::vector<double> shared_work = analysis.taking_turns ? shared_cpu_work_s(run) : std::vector<double>{};
+  const double measured_added =
+      charge_measured(run, groups, oversubscribed, baseline_floor, shared_work, analysis, interfered);
   analysis.measured_added_s = measured_added;
 
   const double run_time = analysis.run_time_s;
@@ -548,14 +552,13 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   // exceed the run, nor, with the CPU-time counter, the run less the work on
   // its critical path. Each segment took at least its median rank's CPU time
   // (/segments/work); the median, not the largest, because a co-runner that
-  // pollutes the caches inflates CPU time, and the largest most. Ranks taking
-  // turns on a node's CPUs took at least their summed work over those CPUs.
+  // pollutes the caches inflates CPU time, and the largest most; ranks
+  // taking turns, at least their summed work over the node's CPUs.
   analysis.work_critical_path_s = 0.0;
   if (cpu_time_work) {
-    const std::vector<double> shared =
-        analysis.taking_turns ? shared_cpu_work_s(run) : std::vector<double>(run.segments.size(), 0.0);
     for (std::size_t s = 0; s < run.segments.work.size(); ++s)
-      analysis.work_critical_path_s += std::max(1e-9 * run.segments.work[s], s < shared.size() ? shared[s] : 0.0);
+      analysis.work_critical_path_s +=
+          std::max(1e-9 * run.segments.work[s], s < shared_work.size() ? shared_work[s] : 0.0);
   }
   const double most_lost = std::max(0.0, run_time - analysis.work_critical_path_s);
   const double total_lost = estimate.total_lost + measured_added;

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "measured_cells.hpp"
-
 namespace tremor::analysis::detail {
 
 // Ranks taking turns on a node's CPUs with another process lose more than
@@ -24,7 +22,8 @@ namespace tremor::analysis::detail {
 // over the node's CPUs: the most the work allows.
 std::vector<double> shared_turns_loss_s(const RunData& run, const std::vector<std::vector<std::size_t>>& modelled,
                                         const std::vector<std::vector<std::size_t>>& all,
-                                        std::span<const double> foreign, std::size_t min_reference) {
+                                        std::span<const double> foreign, std::span<const double> needed,
+                                        std::size_t min_reference) {
   const std::span<const double> duration = run.segments.duration_s;
   const std::size_t n = std::min(duration.size(), foreign.size());
   std::vector<double> loss(n, 0.0);
@@ -38,7 +37,6 @@ std::vector<double> shared_turns_loss_s(const RunData& run, const std::vector<st
   }
   if (first == n) return loss;
   const auto inside = [&](std::size_t s) { return s >= first && s <= last; };
-  const std::vector<double> needed = shared_cpu_work_s(run);
   const auto needs = [&](std::size_t s) { return s < needed.size() ? needed[s] : 0.0; };
   std::vector<std::uint8_t> referenced(n, 0);
   for (std::size_t g = 0; g < modelled.size() && g < all.size(); ++g) {
@@ -51,6 +49,7 @@ std::vector<double> shared_turns_loss_s(const RunData& run, const std::vector<st
     }
     if (count == 0 || count < min_reference) continue;
     const double mean = sum / static_cast<double>(count);
+    const auto beyond_reference = [&](std::size_t s) { return duration[s] - std::max(mean, needs(s)); };
     double signed_sum = 0.0;  // beyond the reference, with signs
     double foreign_sum = 0.0;
     double positive_sum = 0.0;  // each at least its foreign CPU time
@@ -58,7 +57,7 @@ std::vector<double> shared_turns_loss_s(const RunData& run, const std::vector<st
       if (s >= n) continue;
       referenced[s] = 1;
       if (!shared(s)) continue;
-      const double beyond = duration[s] - std::max(mean, needs(s));
+      const double beyond = beyond_reference(s);
       signed_sum += beyond;
       foreign_sum += foreign[s];
       positive_sum += std::max(foreign[s], beyond);
@@ -69,7 +68,7 @@ std::vector<double> shared_turns_loss_s(const RunData& run, const std::vector<st
                                    : 0.0;
     for (const std::size_t s : all[g]) {
       if (!shared(s)) continue;
-      loss[s] = foreign[s] + share * std::max(0.0, duration[s] - std::max(mean, needs(s)) - foreign[s]);
+      loss[s] = foreign[s] + share * std::max(0.0, beyond_reference(s) - foreign[s]);
     }
   }
   for (std::size_t s = first; s <= last; ++s) {
