@@ -16,6 +16,7 @@
 #include "tremor/estimators/measured_delay.hpp"
 #include "measured_cells.hpp"
 #include "shared_turns.hpp"
+#include "stranded_segments.hpp"
 
 namespace tremor::analysis::detail {
 namespace {
@@ -50,18 +51,26 @@ struct PrimaryGroup {
   }
 };
 
-// Returns the subgroups. Segments of subgroups too small to stand alone are
+// Returns the subgroups of the usable groups, their members and each
+// segment's previous group read from `membership` (primary_membership:
+// stranded segments with the group they join). Segments of subgroups too small to stand alone are
 // too few to show a recurring pattern: they join the largest subgroup of
 // their group. `split_off` marks the segments of the other subgroups.
-std::vector<PrimaryGroup> split_by_previous_group(const RunAnalysis& analysis, std::size_t min_size,
-                                                  std::vector<std::uint8_t>& split_off) {
+std::vector<PrimaryGroup> split_by_previous_group(const RunAnalysis& analysis, std::span<const std::int64_t> membership,
+                                                  std::size_t min_size, std::vector<std::uint8_t>& split_off) {
+  std::vector<std::vector<std::size_t>> members_of(analysis.groups.size());
+  for (std::size_t segment = 0; segment < membership.size(); ++segment) {
+    const std::int64_t g = membership[segment];
+    if (g >= 0 && static_cast<std::size_t>(g) < members_of.size())
+      members_of[static_cast<std::size_t>(g)].push_back(segment);
+  }
   std::vector<PrimaryGroup> result;
   for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
-    const GroupResult& group = analysis.groups[g];
-    if (!group.usable) continue;
+    if (!analysis.groups[g].usable) continue;
+    const std::vector<std::size_t>& group_members = members_of[g];
     std::map<std::int64_t, std::vector<std::size_t>> by_previous;
-    for (const std::size_t segment : group.members) {
-      const std::int64_t previous = segment == 0 ? -2 : analysis.segment_group[segment - 1];
+    for (const std::size_t segment : group_members) {
+      const std::int64_t previous = segment == 0 ? -2 : membership[segment - 1];
       by_previous[previous].push_back(segment);
     }
     std::size_t covered = 0;
@@ -71,8 +80,8 @@ std::vector<PrimaryGroup> split_by_previous_group(const RunAnalysis& analysis, s
       if (!largest || members.size() > largest->size()) largest = &members;
     }
     if (by_previous.size() == 1 ||
-        static_cast<double>(covered) < kMinSplitCoverage * static_cast<double>(group.members.size())) {
-      result.push_back({g, group.members, std::nullopt});
+        static_cast<double>(covered) < kMinSplitCoverage * static_cast<double>(group_members.size())) {
+      result.push_back({g, group_members, std::nullopt});
       continue;
     }
     std::vector<std::size_t> main = *largest;
@@ -109,9 +118,7 @@ std::size_t set_warm_up_apart(std::vector<PrimaryGroup>& groups) {
 }
 
 // The work counter reads thread CPU time, in ns.
-bool work_is_cpu_time(const RunData& run) {
-  return run.meta.counter_source != "papi" && run.meta.counter_unit == "ns";
-}
+bool work_is_cpu_time(const RunData& run) { return run.meta.counter_source != "papi" && run.meta.counter_unit == "ns"; }
 
 // A segment's median rank's CPU time, s (0 with another work counter).
 double segment_work_s(const RunData& run, std::size_t segment) {
@@ -293,12 +300,13 @@ double run_clean_polling(const RunData& run, const std::vector<PrimaryGroup>& gr
 // segment waited for a CPU, the lowest durations included, and the baseline
 // holds the waits; what the segments took beyond it then misses them. The
 // cap is at least the group's median work (`floor_s`).
-double intrinsic_without_waits(const RunData& run, std::span<const std::size_t> members, std::span<const double> serial_s,
-                               double intrinsic_s, double floor_s) {
+double intrinsic_without_waits(const RunData& run, std::span<const std::size_t> members,
+                               std::span<const double> serial_s, double intrinsic_s, double floor_s) {
   if (serial_s.size() != members.size() || members.empty()) return intrinsic_s;
   std::vector<double> unwaited;
   unwaited.reserve(members.size());
-  for (std::size_t j = 0; j < members.size(); ++j) unwaited.push_back(run.segments.duration_s[members[j]] - serial_s[j]);
+  for (std::size_t j = 0; j < members.size(); ++j)
+    unwaited.push_back(run.segments.duration_s[members[j]] - serial_s[j]);
   return std::min(intrinsic_s, std::max(floor_s, upper_middle(unwaited)));
 }
 
@@ -482,21 +490,22 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   std::vector<std::uint8_t> interfered(n, 0);
   std::vector<std::uint8_t> split_off(n, 0);
   const auto min_size = static_cast<std::size_t>(std::max(1, analysis.parameters.min_group));
-  std::vector<PrimaryGroup> groups = split_by_previous_group(analysis, min_size, split_off);
+  const bool has_work = run.segments.work.size() == run.segments.duration_s.size();
+  const bool cpu_time_work = has_work && work_is_cpu_time(run);
+  const std::vector<std::int64_t> membership = primary_membership(run, analysis, cpu_time_work);
+  std::vector<PrimaryGroup> groups = split_by_previous_group(analysis, membership, min_size, split_off);
   analysis.warm_up_segments = set_warm_up_apart(groups);
   analysis.primary_groups = groups.size();
   analysis.recurring_segments = static_cast<std::size_t>(std::count(split_off.begin(), split_off.end(), 1));
 
   std::vector<std::vector<double>> durations(groups.size());
   std::vector<std::vector<double>> work(groups.size());
-  const bool has_work = run.segments.work.size() == run.segments.duration_s.size();
   for (std::size_t i = 0; i < groups.size(); ++i) {
     for (const std::size_t segment : groups[i].members) {
       durations[i].push_back(run.segments.duration_s[segment]);
       if (has_work) work[i].push_back(run.segments.work[segment]);
     }
   }
-  const bool cpu_time_work = has_work && work_is_cpu_time(run);
   const std::vector<double> work_medians = cpu_time_work ? group_work_medians(work) : std::vector<double>{};
   if (cpu_time_work) remove_work_excess(work, work_medians, durations);
   const std::vector<std::span<const double>> spans(durations.begin(), durations.end());
