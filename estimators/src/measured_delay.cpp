@@ -112,17 +112,55 @@ void io_stalls(std::span<const RankIo> ranks, double stall_factor, std::vector<d
   }
 }
 
-double foreign_cpu_time_s(double cpus, double duration_s, std::span<const double> off_cpu_s,
+NodeCpuTime node_cpu_time(double cpus, std::span<const double> own_duration_s, std::span<const double> off_cpu_s,
                           std::span<const double> slept_cap_s) {
-  if (!(cpus > 0.0) || !(duration_s > 0.0)) return 0.0;
-  double free_cpu = cpus * duration_s;
-  for (std::size_t r = 0; r < off_cpu_s.size(); ++r) {
-    const double off = std::clamp(std::isfinite(off_cpu_s[r]) ? off_cpu_s[r] : duration_s, 0.0, duration_s);
+  NodeCpuTime node;
+  if (!(cpus > 0.0) || own_duration_s.empty()) return node;
+  double ran_or_slept = 0.0;
+  double duration_sum = 0.0;
+  for (std::size_t r = 0; r < own_duration_s.size(); ++r) {
+    const double duration = std::isfinite(own_duration_s[r]) ? std::max(0.0, own_duration_s[r]) : 0.0;
+    const double off_value = r < off_cpu_s.size() ? off_cpu_s[r] : duration;
+    const double off = std::clamp(std::isfinite(off_value) ? off_value : duration, 0.0, duration);
     // Unknown (absent, NaN): it may have slept all its time off the CPU.
     const double cap = r < slept_cap_s.size() && !std::isnan(slept_cap_s[r]) ? std::max(0.0, slept_cap_s[r]) : off;
-    free_cpu -= (duration_s - off) + std::min(off, cap);
+    ran_or_slept += (duration - off) + std::min(off, cap);
+    duration_sum += duration;
   }
-  return std::max(0.0, free_cpu);
+  node.capacity_s = cpus * duration_sum / static_cast<double>(own_duration_s.size());
+  node.free_s = node.capacity_s - ran_or_slept;
+  return node;
+}
+
+std::vector<double> foreign_cpu_share(std::span<const NodeCpuTime> segments, double alone_capacity_s,
+                                      std::size_t half_window) {
+  const std::size_t n = segments.size();
+  std::vector<double> share(n, 0.0);
+  const auto read_share = [](double free_s, double capacity_s) {
+    return capacity_s > 0.0 ? std::clamp(free_s / capacity_s, 0.0, 1.0) : 0.0;
+  };
+  // The short segments, in order, with prefix sums: each window's sums in O(1).
+  std::vector<std::size_t> short_segments;
+  std::vector<double> capacity{0.0};
+  std::vector<double> free{0.0};
+  for (std::size_t s = 0; s < n; ++s) {
+    const NodeCpuTime& time = segments[s];
+    if (!(time.capacity_s > 0.0)) continue;
+    if (time.capacity_s >= alone_capacity_s) {
+      share[s] = read_share(time.free_s, time.capacity_s);
+      continue;
+    }
+    short_segments.push_back(s);
+    capacity.push_back(capacity.back() + time.capacity_s);
+    free.push_back(free.back() + time.free_s);
+  }
+  const std::size_t m = short_segments.size();
+  for (std::size_t i = 0; i < m; ++i) {
+    const std::size_t first = i > half_window ? i - half_window : 0;
+    const std::size_t end = std::min(m, i + half_window + 1);
+    share[short_segments[i]] = read_share(free[end] - free[first], capacity[end] - capacity[first]);
+  }
+  return share;
 }
 
 }  // namespace tremor::estimators

@@ -108,7 +108,9 @@ RunData taking_turns_run() {
 }
 
 // Each rank's off-CPU time in segment s is off(s); all of it run-queue delay.
+// Each rank's own segment time is the segment's.
 void set_turns(RunData& run, const std::function<double(std::size_t)>& off) {
+  set_cells(run, Quantized::duration, [&](std::size_t, std::size_t s) { return run.segments.duration_s[s]; });
   set_cells(run, Quantized::off_cpu_time, [&](std::size_t, std::size_t s) { return off(s); });
   for (RankInfo& rank : run.ranks) {
     rank.run_queue_delay_s = 0.0;
@@ -341,7 +343,9 @@ TEST_CASE("ranks taking turns: their own turns cost nothing; another process cos
   set_turns(run, [&](std::size_t s) { return (s >= 50 && s < 150 ? 0.6 : 0.5) * run.segments.duration_s[s]; });
   const RunAnalysis shared = analyze_run(run, quick_parameters());
   CHECK(shared.foreign_cpu_loss_s == Approx(lost).epsilon(0.01));
-  CHECK(shared.lost_percent == Approx(100.0 * lost / run.meta.run_time_s).margin(0.5));
+  // Read over 10 short segments either side, the share reaches 10 segments
+  // past each edge of the span, where each is charged at least its share.
+  CHECK(shared.lost_percent == Approx(100.0 * lost / run.meta.run_time_s).margin(1.0));
   CHECK(shared.lost_percent_high == Approx(100.0 * (run.meta.run_time_s - 200 * 0.004) / run.meta.run_time_s).margin(0.5));
 }
 

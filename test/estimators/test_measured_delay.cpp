@@ -1,5 +1,6 @@
 // Measured off-CPU time as evidence: a slow rank's excess is charged, clean
 // jitter and an application's own sleeping are not.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -102,28 +103,75 @@ TEST_CASE("off-CPU: waiting when the run queue holds at least half of it", "[off
   CHECK_FALSE(off_cpu_mostly_waiting(1.0, std::numeric_limits<double>::infinity()));
 }
 
-TEST_CASE("foreign CPU: on an oversubscribed node, what the job's ranks did not use while none slept", "[off_cpu]") {
+TEST_CASE("node CPU time: on an oversubscribed node, what the job's ranks did not use while none slept", "[off_cpu]") {
+  const auto free_of = [](double cpus, const std::vector<double>& own, const std::vector<double>& off,
+                          const std::vector<double>& slept) { return node_cpu_time(cpus, own, off, slept).free_s; };
   const std::vector<double> unknown;  // no run-queue figures: any off-CPU time may have been sleep
   const std::vector<double> none(4, 0.0);
+  const std::vector<double> ten_ms(4, 0.010);
   // 4 ranks on 2 CPUs, 10 ms: each off the CPU half the time fills both CPUs.
   const std::vector<double> own_turns(4, 0.005);
-  CHECK(foreign_cpu_time_s(2.0, 0.010, own_turns, none) == Approx(0.0).margin(1e-12));
+  CHECK(node_cpu_time(2.0, ten_ms, own_turns, none).capacity_s == Approx(0.020));
+  CHECK(free_of(2.0, ten_ms, own_turns, none) == Approx(0.0).margin(1e-12));
   // Each off 6 ms: 4 ms of the node's 20 went elsewhere.
   const std::vector<double> shared(4, 0.006);
-  CHECK(foreign_cpu_time_s(2.0, 0.010, shared, none) == Approx(0.004));
+  CHECK(free_of(2.0, ten_ms, shared, none) == Approx(0.004));
   // Had they slept 1 ms each, the CPUs may have stood idle instead.
   const std::vector<double> slept(4, 0.001);
-  CHECK(foreign_cpu_time_s(2.0, 0.010, shared, slept) == Approx(0.0).margin(1e-12));
-  CHECK(foreign_cpu_time_s(2.0, 0.010, shared, unknown) == Approx(0.0).margin(1e-12));
-  const std::vector<double> one_slept{0.0005, -0.1, 0.0, 0.0};  // negative: it slept not at all
-  CHECK(foreign_cpu_time_s(2.0, 0.010, shared, one_slept) == Approx(0.0035));
+  CHECK(free_of(2.0, ten_ms, shared, slept) == Approx(0.0).margin(1e-12));
+  CHECK(free_of(2.0, ten_ms, shared, unknown) == Approx(-0.020));  // all 24 ms off may have been sleep
+  const std::vector<double> one_slept{0.0005, -0.1, 0.0, 0.0};     // negative: it slept not at all
+  CHECK(free_of(2.0, ten_ms, shared, one_slept) == Approx(0.0035));
   const std::vector<double> one_unknown{0.0, std::nan(""), 0.0, 0.0};
-  CHECK(foreign_cpu_time_s(2.0, 0.010, shared, one_unknown) == Approx(0.0).margin(1e-12));
-  // Off-CPU beyond the duration or not finite reads as off the whole segment.
+  CHECK(free_of(2.0, ten_ms, shared, one_unknown) == Approx(-0.002));
+  // Off-CPU beyond the rank's time or not finite reads as off all of it.
   const std::vector<double> odd{0.02, std::numeric_limits<double>::infinity(), 0.0, 0.0};
-  CHECK(foreign_cpu_time_s(2.0, 0.010, odd, none) == Approx(0.0).margin(1e-12));
-  CHECK(foreign_cpu_time_s(0.0, 0.010, shared, none) == 0.0);
-  CHECK(foreign_cpu_time_s(2.0, 0.0, shared, none) == 0.0);
+  CHECK(free_of(2.0, ten_ms, odd, none) == Approx(0.0).margin(1e-12));
+  // Each rank's own time: a rank that left the previous boundary 2 ms late
+  // ran 2 ms less in this segment, and the capacity is the ranks' mean.
+  const std::vector<double> skewed{0.010, 0.008, 0.010, 0.010};
+  CHECK(node_cpu_time(2.0, skewed, shared, none).capacity_s == Approx(0.019));
+  CHECK(free_of(2.0, skewed, shared, none) == Approx(0.019 - 0.014));  // 4 + 2 (its 6 ms off of 8) + 4 + 4 ms ran
+  // Signed: a segment the ranks' skew makes look over-full reads below 0.
+  CHECK(free_of(2.0, {0.010, 0.010, 0.010, 0.010}, {0.001, 0.001, 0.001, 0.001}, none) == Approx(-0.016));
+  CHECK(node_cpu_time(0.0, ten_ms, shared, none).capacity_s == 0.0);
+  CHECK(node_cpu_time(2.0, {}, shared, none).capacity_s == 0.0);
+}
+
+TEST_CASE("foreign CPU share: free CPU over capacity, short segments summed over neighbours", "[off_cpu]") {
+  using tremor::estimators::NodeCpuTime;
+  constexpr double kAlone = 0.1;  // segments of 20 ms on 2 CPUs (40 ms of capacity) are short
+  // Skew alone: segments alternately over- and under-full by 4 ms of 20.
+  std::vector<NodeCpuTime> skew;
+  for (int s = 0; s < 40; ++s) skew.push_back({0.020, s % 2 ? 0.004 : -0.004});
+  const std::vector<double> clean = foreign_cpu_share(skew, kAlone, 10);
+  for (std::size_t s = 0; s < clean.size(); ++s) CHECK(clean[s] <= 0.05 + 1e-12);  // an odd window keeps one
+  CHECK(*std::max_element(clean.begin() + 10, clean.end() - 10) == Approx(0.004 / 0.42));
+  // Another process takes half the node over segments 20..39, read with skew.
+  std::vector<NodeCpuTime> window = skew;
+  for (std::size_t s = 20; s < window.size(); ++s) window[s].free_s += 0.010;
+  const std::vector<double> share = foreign_cpu_share(window, kAlone, 10);
+  CHECK(share[5] < 0.05);
+  CHECK(share[35] == Approx(0.5).margin(0.02));
+  // Each side of the edge the window sees part of it: what is read before the
+  // edge is what is missed after it.
+  double read = 0.0;
+  for (const double s : share) read += s * 0.020;
+  CHECK(read == Approx(20 * 0.010).epsilon(0.05));
+  // A long segment is read alone and not spread over its short neighbours,
+  // and a segment of no capacity has no reading and no part in a window.
+  std::vector<NodeCpuTime> after_long = skew;
+  after_long[10] = {0.6, 0.24};
+  after_long[11] = {};
+  const std::vector<double> long_share = foreign_cpu_share(after_long, kAlone, 10);
+  CHECK(long_share[10] == Approx(0.4));
+  CHECK(long_share[11] == 0.0);
+  for (const std::size_t s : {9, 12, 13}) CHECK(long_share[s] <= 0.05 + 1e-12);
+  // Clamped; a window of 0 reads each segment alone.
+  CHECK(foreign_cpu_share(std::vector<NodeCpuTime>{{0.02, 0.05}}, kAlone, 10).front() == 1.0);
+  CHECK(foreign_cpu_share(skew, kAlone, 0)[0] == 0.0);
+  CHECK(foreign_cpu_share(skew, kAlone, 0)[1] == Approx(0.2));
+  CHECK(foreign_cpu_share({}, kAlone, 10).empty());
 }
 
 TEST_CASE("I/O stalls: against the fastest rank that did every kind of I/O, scaled to the amounts", "[io]") {

@@ -14,6 +14,13 @@ namespace {
 
 // A rank's I/O counts as stalled from this many times the fastest rank that did the same.
 constexpr double kIoStallFactor = 10.0;
+// The share of a node's CPUs other processes took: a segment whose ranks'
+// mean own time is at least kForeignShareAloneS is read alone; a shorter one
+// over its kForeignShareHalfWindow nearest short neighbours on either side
+// (estimators::foreign_cpu_share): one short segment's reading is mostly the
+// skew of the ranks' own segment bounds (up to a time slice) when many take turns.
+constexpr double kForeignShareAloneS = 0.05;
+constexpr std::size_t kForeignShareHalfWindow = 10;
 
 constexpr std::array kIoFeatures = {Feature::io_opens,  Feature::io_closes,     Feature::io_reads,
                                     Feature::io_writes, Feature::io_bytes_read, Feature::io_bytes_written};
@@ -85,7 +92,8 @@ std::vector<double> longest_polling(const RunData& run, std::span<const std::siz
   std::array<std::vector<double>, 4> values;
   std::array<const std::uint16_t*, 4> cells{};
   for (std::size_t m = 0; m < parts.size(); ++m) {
-    for (const Bin& bin : run.global_bins[tremor::index(parts[m].first)]) values[m].push_back(parts[m].second * bin.rep());
+    for (const Bin& bin : run.global_bins[tremor::index(parts[m].first)])
+      values[m].push_back(parts[m].second * bin.rep());
     const std::vector<std::uint16_t>& index = run.detail.global_index[tremor::index(parts[m].first)];
     if (index.size() < rows * n) return longest;
     cells[m] = index.data();
@@ -152,21 +160,34 @@ std::vector<std::vector<std::size_t>> shared_node_rows(const RunData& run, const
 std::vector<double> foreign_cpu_loss_s(const RunData& run) {
   const std::vector<NodeCpus> nodes = node_cpus(run);
   const std::vector<std::vector<std::size_t>> rows_of = shared_node_rows(run, nodes);
+  const std::size_t n = std::min(run.detail.segments, run.segments.size());
   std::vector<double> loss(run.detail.segments, 0.0);
+  std::vector<double> own_duration;
   std::vector<double> off_cpu;
   std::vector<double> slept;
+  std::vector<estimators::NodeCpuTime> times;
   for (std::size_t node = 0; node < nodes.size(); ++node) {
     const std::vector<std::size_t>& rows = rows_of[node];
     if (rows.empty()) continue;
     slept.clear();
     for (const std::size_t r : rows) slept.push_back(slept_over_run_s(run, r));
     const auto cpus = static_cast<double>(nodes[node].cpus);
-    for (std::size_t s = 0; s < loss.size() && s < run.segments.size(); ++s) {
+    times.clear();
+    for (std::size_t s = 0; s < n; ++s) {
+      own_duration.clear();
       off_cpu.clear();
-      for (const std::size_t r : rows) off_cpu.push_back(detail_cell(run, Quantized::off_cpu_time, r, s));
-      const double duration = run.segments.duration_s[s];
-      loss[s] = std::max(loss[s], estimators::foreign_cpu_time_s(cpus, duration, off_cpu, slept) / cpus);
+      for (const std::size_t r : rows) {
+        own_duration.push_back(detail_cell(run, Quantized::duration, r, s));
+        off_cpu.push_back(detail_cell(run, Quantized::off_cpu_time, r, s));
+      }
+      times.push_back(estimators::node_cpu_time(cpus, own_duration, off_cpu, slept));
     }
+    // The first segment is not read: each rank's starts at its own exit from
+    // MPI_Init, and the early ones wait, asleep, for the last.
+    if (!times.empty()) times.front() = {};
+    const std::vector<double> share =
+        estimators::foreign_cpu_share(times, cpus * kForeignShareAloneS, kForeignShareHalfWindow);
+    for (std::size_t s = 0; s < n; ++s) loss[s] = std::max(loss[s], share[s] * run.segments.duration_s[s]);
   }
   return loss;
 }

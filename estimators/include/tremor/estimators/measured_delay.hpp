@@ -87,15 +87,35 @@ struct RankIo {
 /// there. Ranks without I/O, or with no rank to compare with, get 0.
 void io_stalls(std::span<const RankIo> ranks, double stall_factor, std::vector<double>& beyond);
 
-/// On a node the job oversubscribes (more ranks than CPUs), the CPU time that
-/// other processes took in one segment, at least: `cpus` x the duration less
-/// the CPU time of the job's ranks on the node (each: the duration less its
-/// off-CPU time) less what they may have slept, since a CPU stands idle only
-/// while a rank of the job sleeps (the others are runnable: they compute or
-/// poll). `off_cpu_s` holds every rank of the node; `slept_cap_s` per rank
-/// bounds its sleep in the segment (its sleep over the run; infinity when not
-/// known). Returns CPU seconds, >= 0.
-double foreign_cpu_time_s(double cpus, double duration_s, std::span<const double> off_cpu_s,
+/// One segment on a node the job oversubscribes (more ranks than CPUs): the
+/// node's CPU time over it and what the job's ranks left of it.
+struct NodeCpuTime {
+  double capacity_s = 0.0;  // cpus x the ranks' mean own segment time
+  double free_s = 0.0;      // capacity less what the ranks ran or may have slept; signed
+};
+
+/// What the job's ranks on a node left of its CPUs in one segment. Each rank's
+/// own segment time (`own_duration_s`: from its exit of the previous boundary
+/// to its exit of this one) less its off-CPU time is what it ran; a CPU stands
+/// idle only while a rank sleeps (the others are runnable: they compute or
+/// poll), so what a rank may have slept (its off-CPU time, at most
+/// `slept_cap_s`: its sleep over the run; all of it when not known) is not
+/// free either. Ranks' own segments start and end at different times, so a
+/// segment may read below 0 and its neighbour as far above: `free_s` keeps
+/// its sign, to be summed over neighbours (foreign_cpu_share). Off-CPU
+/// time that is not finite or beyond the rank's time reads as all of it.
+NodeCpuTime node_cpu_time(double cpus, std::span<const double> own_duration_s, std::span<const double> off_cpu_s,
                           std::span<const double> slept_cap_s);
+
+/// Per segment, the share of the node's CPUs other processes took (free CPU
+/// time over capacity, clamped to [0, 1]). A segment of at least
+/// `alone_capacity_s` is read alone: the ranks' skew between boundaries (up
+/// to a time slice) is small against it. A shorter one is mostly skew alone,
+/// so its free time and capacity are summed with its `half_window` nearest
+/// short neighbours on either side; long ones are left out, so that what a
+/// long segment shows is not spread over the short ones around it. A segment
+/// of no capacity has no reading: 0, and no part of any window.
+std::vector<double> foreign_cpu_share(std::span<const NodeCpuTime> segments, double alone_capacity_s,
+                                      std::size_t half_window);
 
 }  // namespace tremor::estimators
