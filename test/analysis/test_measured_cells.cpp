@@ -383,6 +383,36 @@ TEST_CASE("ranks taking turns beside another process: their polling for deschedu
   CHECK(all.lost_percent == Approx(bound).margin(0.5));
 }
 
+TEST_CASE("ranks taking turns beside another process: charged in the ranks' own time, as the run is",
+          "[analysis]") {
+  // Ranks leave each boundary apart: rank r's own segment time is (1 - r/10)
+  // of the segment's duration (the longest rank's), so the durations sum to
+  // 1/0.85 of the run. Segments 50-149 take twice as long beside a busy loop.
+  RunData run = taking_turns_run();
+  const std::vector<double> clean = run.segments.duration_s;
+  double lost = 0.0;
+  for (std::size_t s = 50; s < 150; ++s) {
+    run.segments.duration_s[s] = 2.0 * clean[s];
+    lost += 0.85 * clean[s];
+  }
+  const auto own = [&](std::size_t r, std::size_t s) {
+    return (1.0 - 0.1 * static_cast<double>(r)) * run.segments.duration_s[s];
+  };
+  run.meta.run_time_s = 0.0;
+  for (const double duration : run.segments.duration_s) run.meta.run_time_s += 0.85 * duration;
+  const auto off = [&](std::size_t r, std::size_t s) { return (s >= 50 && s < 150 ? 0.7 : 0.5) * own(r, s); };
+  set_cells(run, Quantized::duration, own);
+  set_cells(run, Quantized::off_cpu_time, off);
+  for (std::size_t r = 0; r < run.ranks.size(); ++r) {  // all of it run-queue delay
+    run.ranks[r].run_queue_delay_s = 0.0;
+    for (std::size_t s = 0; s < run.segments.size(); ++s) run.ranks[r].run_queue_delay_s += off(r, s);
+  }
+  const RunAnalysis result = analyze_run(run, quick_parameters());
+  REQUIRE(result.taking_turns);
+  // Charged in the segments' durations it would read 1/0.85 of that (39 %).
+  CHECK(result.lost_percent == Approx(100.0 * lost / run.meta.run_time_s).margin(1.5));
+}
+
 TEST_CASE("ranks taking turns: a write outlasting every turn is a stall, one within a turn is not", "[analysis]") {
   // Ranks 1 and 2 write the same file in every segment; rank 2 takes 0.2 ms.
   RunData run = taking_turns_run();

@@ -187,9 +187,34 @@ std::vector<double> foreign_cpu_loss_s(const RunData& run) {
     if (!times.empty()) times.front() = {};
     const std::vector<double> share =
         estimators::foreign_cpu_share(times, cpus * kForeignShareAloneS, kForeignShareHalfWindow);
-    for (std::size_t s = 0; s < n; ++s) loss[s] = std::max(loss[s], share[s] * run.segments.duration_s[s]);
+    // In the ranks' mean own time, as the run time is: their longest times,
+    // summed over segments, exceed it where they take turns.
+    for (std::size_t s = 0; s < n; ++s) {
+      const double time_s = std::min(run.segments.duration_s[s], times[s].capacity_s / cpus);
+      loss[s] = std::max(loss[s], share[s] * time_s);
+    }
   }
   return loss;
+}
+
+std::vector<double> shared_node_time_s(const RunData& run) {
+  const std::vector<NodeCpus> nodes = node_cpus(run);
+  const std::vector<std::vector<std::size_t>> rows_of = shared_node_rows(run, nodes);
+  std::vector<double> time(run.segments.duration_s.begin(), run.segments.duration_s.end());
+  std::vector<double> longest(time.size(), -1.0);
+  for (std::size_t node = 0; node < nodes.size(); ++node) {
+    const std::vector<std::size_t>& rows = rows_of[node];
+    if (rows.empty()) continue;
+    for (std::size_t s = 0; s < time.size() && s < run.detail.segments; ++s) {
+      double sum = 0.0;
+      for (const std::size_t r : rows) sum += detail_cell(run, Quantized::duration, r, s);
+      longest[s] = std::max(longest[s], sum / static_cast<double>(rows.size()));
+    }
+  }
+  for (std::size_t s = 0; s < time.size(); ++s) {
+    if (longest[s] >= 0.0) time[s] = std::min(time[s], longest[s]);
+  }
+  return time;
 }
 
 std::vector<double> shared_cpu_work_s(const RunData& run) {

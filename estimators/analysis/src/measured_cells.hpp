@@ -59,6 +59,11 @@ std::vector<double> foreign_cpu_loss_s(const RunData& run);
 // node qualifies.
 std::vector<double> shared_cpu_work_s(const RunData& run);
 
+// Per segment: on the nodes the job oversubscribes, its ranks' mean own
+// segment time (the largest over such nodes, at most the segment's duration);
+// the segment's duration elsewhere.
+std::vector<double> shared_node_time_s(const RunData& run);
+
 // Per detail rank, one segment's measured delay that cost the segment time:
 // its off-CPU time (none for a rank on a node the job oversubscribes: it is
 // off the CPU by turns), plus (with `with_io`) its I/O stall: its I/O time

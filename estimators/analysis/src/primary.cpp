@@ -387,7 +387,10 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
     }
     const double before = added;
     const auto min_reference = static_cast<std::size_t>(std::max(1, analysis.parameters.min_group));
-    const std::vector<double> turns = shared_turns_loss_s(run, modelled, all, foreign, shared_work_s, min_reference);
+    // In the ranks' mean own time, as the run is: their longest times overlap where they take turns.
+    const std::vector<double> node_time = shared_node_time_s(run);
+    const std::vector<double> turns =
+        shared_turns_loss_s(node_time, modelled, all, foreign, shared_work_s, min_reference);
     for (std::size_t segment = 0; segment < turns.size(); ++segment) {
       if (!(turns[segment] > 0.0)) continue;
       analysis.shared_turns_loss_s += turns[segment];

@@ -6,7 +6,6 @@
 #include <span>
 #include <vector>
 
-#include "tremor/run_data.hpp"
 
 namespace tremor::analysis::detail {
 
@@ -17,12 +16,14 @@ inline constexpr double kSharedCpuNoise = 0.01;
 
 // Per segment, the time lost beside another process on a node whose ranks
 // take turns (0 where none): for the segments it shared (`foreign`: per
-// segment the CPU time it took over the node's CPUs), their durations
-// beyond what they need, at least `needed` (per segment, its ranks' work
-// over the node's CPUs: shared_cpu_work_s). Per group, `modelled` are the
-// segments its mean is read from (the warm-up one left out; at least
-// `min_reference` of them) and `all` those it applies to.
-std::vector<double> shared_turns_loss_s(const RunData& run, const std::vector<std::vector<std::size_t>>& modelled,
+// segment the CPU time it took over the node's CPUs), their times (`time_s`:
+// the ranks' mean own segment time, shared_node_time_s) beyond what they
+// need, at least `needed` (per segment, its ranks' work over the node's CPUs:
+// shared_cpu_work_s). Per group, `modelled` are the segments its mean is read
+// from (the warm-up one left out; at least `min_reference` of them) and
+// `all` those it applies to.
+std::vector<double> shared_turns_loss_s(std::span<const double> time_s,
+                                        const std::vector<std::vector<std::size_t>>& modelled,
                                         const std::vector<std::vector<std::size_t>>& all,
                                         std::span<const double> foreign, std::span<const double> needed,
                                         std::size_t min_reference);
