@@ -49,8 +49,8 @@ std::vector<std::uint8_t> waiting_rows(const RunData& run, std::span<const std::
 // Per segment: the time the run lost, at least, to other processes on the
 // nodes the job oversubscribes: on each such node whose ranks are all detail
 // ranks, the share of its CPUs others took around the segment
-// (estimators::foreign_cpu_share over its neighbours) times its duration; the
-// largest over nodes. Zeros where no node qualifies.
+// (estimators::foreign_cpu_share over its neighbours) times the ranks' mean
+// own segment time; the largest over nodes. Zeros where no node qualifies.
 std::vector<double> foreign_cpu_loss_s(const RunData& run);
 
 // Per segment (CPU-time counter): the least time its work needs on the nodes

@@ -1,5 +1,6 @@
 #include "stranded_segments.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
