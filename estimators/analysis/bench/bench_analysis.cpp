@@ -1,17 +1,57 @@
 // analyze_run on synthetic runs of 10^4..10^6 segments (2 groups, 16 detail
 // ranks on 2 nodes, 1000 replicas), with a PAPI work counter and with the
 // CPU-time counter (then every detail cell's off-CPU time is read as well),
-// and with every rank waiting for a CPU (the serial waits read per group).
-// Peak RSS is reported as a counter.
+// with every rank waiting for a CPU (the serial waits read per group), and
+// with the ranks taking turns on nodes of 4 CPUs beside another process for
+// the middle third of the run (its CPU time read over neighbours, the turns
+// charged against each group's segments outside that span). Peak RSS is
+// reported as a counter.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <string>
+
 #include "synthetic_run.hpp"
+#include "tremor/environment.hpp"
 #include "tremor/analysis/analysis.hpp"
 
 namespace {
 
-void analyze_synthetic(benchmark::State& state, bool cputime, bool waiting = false) {
+// 8 ranks on each node of 4 CPUs, off the CPU half of each segment (their
+// turns), 60 % of it in the middle third (another process shares the node);
+// every off-CPU time spent waiting for a CPU, none asleep.
+void take_turns(tremor::RunData& run) {
+  const auto cpu_count = static_cast<std::size_t>(
+      std::find(tremor::kNodeFacts.begin(), tremor::kNodeFacts.end(), "cpu_count") - tremor::kNodeFacts.begin());
+  run.environment.nodes.resize(static_cast<std::size_t>(run.meta.node_count));
+  for (tremor::NodeEnvironment& node : run.environment.nodes) node.facts[cpu_count] = "4";
+  const std::size_t n = run.detail.segments;
+  const auto shared = [n](std::size_t s) { return s >= n / 3 && s < 2 * n / 3; };
+  std::vector<double> values;
+  for (std::size_t s = 0; s < n; ++s) values.push_back((shared(s) ? 0.6 : 0.5) * run.segments.duration_s[s]);
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  tremor::BinTable& bins = run.global_bins[tremor::index(tremor::Quantized::off_cpu_time)];
+  bins.clear();
+  for (const double v : sorted) bins.push_back({v, 1, v, v, static_cast<std::uint16_t>(bins.size())});
+  std::vector<std::uint16_t>& cells = run.detail.global_index[tremor::index(tremor::Quantized::off_cpu_time)];
+  for (std::size_t r = 0; r < run.detail.ranks.size(); ++r) {
+    for (std::size_t s = 0; s < n; ++s) {
+      cells[r * n + s] =
+          static_cast<std::uint16_t>(std::lower_bound(sorted.begin(), sorted.end(), values[s]) - sorted.begin());
+    }
+  }
+  double off_total = 0.0;
+  for (const double v : values) off_total += v;
+  for (tremor::RankInfo& rank : run.ranks) {
+    rank.run_queue_delay_s = off_total;
+    rank.slept_s = 0.0;
+  }
+}
+
+void analyze_synthetic(benchmark::State& state, bool cputime, bool waiting = false, bool turns = false) {
   tremor::test::SyntheticSpec spec;
   const auto half = static_cast<std::size_t>(state.range(0) / 2);
   spec.groups = {{1e6, 0.010, half}, {5e6, 0.025, half}};
@@ -35,6 +75,7 @@ void analyze_synthetic(benchmark::State& state, bool cputime, bool waiting = fal
               static_cast<std::uint16_t>(off_cpu.size() / 2));
     for (tremor::RankInfo& rank : run.ranks) rank.run_queue_delay_s = 2.0 * 5e-4 * static_cast<double>(half);
   }
+  if (turns) take_turns(run);
   const tremor::analysis::AnalysisParameters parameters;  // 1000 replicas, scales 2,4,8
   for (auto _ : state) {
     tremor::analysis::RunAnalysis result = tremor::analysis::analyze_run(run, parameters);
@@ -48,9 +89,11 @@ void analyze_synthetic(benchmark::State& state, bool cputime, bool waiting = fal
 void BM_AnalyzeRun(benchmark::State& state) { analyze_synthetic(state, false); }
 void BM_AnalyzeRunCpuTime(benchmark::State& state) { analyze_synthetic(state, true); }
 void BM_AnalyzeRunWaiting(benchmark::State& state) { analyze_synthetic(state, true, true); }
+void BM_AnalyzeRunTakingTurns(benchmark::State& state) { analyze_synthetic(state, true, false, true); }
 BENCHMARK(BM_AnalyzeRun)->Arg(10'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_AnalyzeRunCpuTime)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_AnalyzeRunWaiting)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_AnalyzeRunTakingTurns)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 // The diagnosis alone (diagnose_run, part of analyze_run above): state.range(0)
 // segments, state.range(1) processes on nodes of 8, 16 detail ranks.

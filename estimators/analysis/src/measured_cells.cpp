@@ -39,6 +39,34 @@ std::uint16_t detail_bin(const RunData& run, Quantized metric, std::size_t row, 
   return cell < index.size() ? index[cell] : std::uint16_t{0xFFFF};
 }
 
+// Each bin's value, indexed by bin (a cell read is then one load).
+std::vector<double> bin_values(const RunData& run, Quantized metric) {
+  std::vector<double> values;
+  for (const Bin& bin : run.global_bins[tremor::index(metric)]) values.push_back(bin.rep());
+  return values;
+}
+
+// One metric's detail cells as values: each bin's value read once, a cell
+// then two loads (detail_cell divides a bin's sum by its count each time).
+class CellValues {
+ public:
+  CellValues(const RunData& run, Quantized metric)
+      : values_(bin_values(run, metric)),
+        index_(run.detail.global_index[tremor::index(metric)]),
+        segments_(run.detail.segments) {}
+  double operator()(std::size_t row, std::size_t segment) const {
+    const std::size_t cell = row * segments_ + segment;
+    if (cell >= index_.size()) return 0.0;
+    const std::uint16_t bin = index_[cell];
+    return bin < values_.size() ? values_[bin] : 0.0;
+  }
+
+ private:
+  std::vector<double> values_;
+  std::span<const std::uint16_t> index_;
+  std::size_t segments_;
+};
+
 // One detail rank's off-CPU time summed over the run, s.
 double off_cpu_total_s(const RunData& run, std::size_t row) {
   double total = 0.0;
@@ -166,6 +194,8 @@ std::vector<double> foreign_cpu_loss_s(const RunData& run) {
   std::vector<double> off_cpu;
   std::vector<double> slept;
   std::vector<estimators::NodeCpuTime> times;
+  const CellValues own_durations(run, Quantized::duration);
+  const CellValues off_cpu_times(run, Quantized::off_cpu_time);
   for (std::size_t node = 0; node < nodes.size(); ++node) {
     const std::vector<std::size_t>& rows = rows_of[node];
     if (rows.empty()) continue;
@@ -177,8 +207,8 @@ std::vector<double> foreign_cpu_loss_s(const RunData& run) {
       own_duration.clear();
       off_cpu.clear();
       for (const std::size_t r : rows) {
-        own_duration.push_back(detail_cell(run, Quantized::duration, r, s));
-        off_cpu.push_back(detail_cell(run, Quantized::off_cpu_time, r, s));
+        own_duration.push_back(own_durations(r, s));
+        off_cpu.push_back(off_cpu_times(r, s));
       }
       times.push_back(estimators::node_cpu_time(cpus, own_duration, off_cpu, slept));
     }
@@ -202,12 +232,13 @@ std::vector<double> shared_node_time_s(const RunData& run) {
   const std::vector<std::vector<std::size_t>> rows_of = shared_node_rows(run, nodes);
   std::vector<double> time(run.segments.duration_s.begin(), run.segments.duration_s.end());
   std::vector<double> longest(time.size(), -1.0);
+  const CellValues own_durations(run, Quantized::duration);
   for (std::size_t node = 0; node < nodes.size(); ++node) {
     const std::vector<std::size_t>& rows = rows_of[node];
     if (rows.empty()) continue;
     for (std::size_t s = 0; s < time.size() && s < run.detail.segments; ++s) {
       double sum = 0.0;
-      for (const std::size_t r : rows) sum += detail_cell(run, Quantized::duration, r, s);
+      for (const std::size_t r : rows) sum += own_durations(r, s);
       longest[s] = std::max(longest[s], sum / static_cast<double>(rows.size()));
     }
   }
@@ -221,12 +252,13 @@ std::vector<double> shared_cpu_work_s(const RunData& run) {
   const std::vector<NodeCpus> nodes = node_cpus(run);
   const std::vector<std::vector<std::size_t>> rows_of = shared_node_rows(run, nodes);
   std::vector<double> least(run.detail.segments, 0.0);
+  const CellValues work(run, Quantized::work);
   for (std::size_t node = 0; node < nodes.size(); ++node) {
     if (rows_of[node].empty()) continue;
     const double cpus = static_cast<double>(nodes[node].cpus);
     for (std::size_t s = 0; s < least.size(); ++s) {
       double work_ns = 0.0;
-      for (const std::size_t r : rows_of[node]) work_ns += detail_cell(run, Quantized::work, r, s);
+      for (const std::size_t r : rows_of[node]) work_ns += work(r, s);
       least[s] = std::max(least[s], 1e-9 * work_ns / cpus);
     }
   }
@@ -243,17 +275,6 @@ std::vector<std::uint8_t> waiting_rows(const RunData& run, std::span<const std::
   }
   return waiting;
 }
-
-namespace {
-
-// Each bin's value, indexed by bin (a cell read is then one load).
-std::vector<double> bin_values(const RunData& run, Quantized metric) {
-  std::vector<double> values;
-  for (const Bin& bin : run.global_bins[tremor::index(metric)]) values.push_back(bin.rep());
-  return values;
-}
-
-}  // namespace
 
 MeasuredCells::MeasuredCells(const RunData& run, std::span<const std::uint8_t> waiting,
                              std::span<const std::uint8_t> oversubscribed)
