@@ -69,8 +69,9 @@ class CellValues {
 
 // One detail rank's off-CPU time summed over the run, s.
 double off_cpu_total_s(const RunData& run, std::size_t row) {
+  const CellValues off_cpu(run, Quantized::off_cpu_time);
   double total = 0.0;
-  for (std::size_t s = 0; s < run.detail.segments; ++s) total += detail_cell(run, Quantized::off_cpu_time, row, s);
+  for (std::size_t s = 0; s < run.detail.segments; ++s) total += off_cpu(row, s);
   return total;
 }
 
@@ -185,14 +186,18 @@ std::vector<std::vector<std::size_t>> shared_node_rows(const RunData& run, const
 
 }  // namespace
 
-std::vector<double> foreign_cpu_loss_s(const RunData& run) {
+SharedNodeTime shared_node_time(const RunData& run) {
   const std::vector<NodeCpus> nodes = node_cpus(run);
   const std::vector<std::vector<std::size_t>> rows_of = shared_node_rows(run, nodes);
   const std::size_t n = std::min(run.detail.segments, run.segments.size());
-  std::vector<double> loss(run.detail.segments, 0.0);
+  SharedNodeTime shared;
+  shared.time_s.assign(run.segments.duration_s.begin(), run.segments.duration_s.end());
+  shared.foreign_loss_s.assign(run.detail.segments, 0.0);
+  std::vector<double> longest(n, -1.0);  // the ranks' mean own time, the largest over nodes
   std::vector<double> own_duration;
   std::vector<double> off_cpu;
   std::vector<double> slept;
+  std::vector<double> node_time(n, 0.0);
   std::vector<estimators::NodeCpuTime> times;
   const CellValues own_durations(run, Quantized::duration);
   const CellValues off_cpu_times(run, Quantized::off_cpu_time);
@@ -211,41 +216,21 @@ std::vector<double> foreign_cpu_loss_s(const RunData& run) {
         off_cpu.push_back(off_cpu_times(r, s));
       }
       times.push_back(estimators::node_cpu_time(cpus, own_duration, off_cpu, slept));
+      node_time[s] = std::min(run.segments.duration_s[s], times.back().capacity_s / cpus);
+      longest[s] = std::max(longest[s], node_time[s]);
     }
     // The first segment is not read: each rank's starts at its own exit from
     // MPI_Init, and the early ones wait, asleep, for the last.
     if (!times.empty()) times.front() = {};
     const std::vector<double> share =
         estimators::foreign_cpu_share(times, cpus * kForeignShareAloneS, kForeignShareHalfWindow);
-    // In the ranks' mean own time, as the run time is: their longest times,
-    // summed over segments, exceed it where they take turns.
-    for (std::size_t s = 0; s < n; ++s) {
-      const double time_s = std::min(run.segments.duration_s[s], times[s].capacity_s / cpus);
-      loss[s] = std::max(loss[s], share[s] * time_s);
-    }
+    for (std::size_t s = 0; s < n; ++s)
+      shared.foreign_loss_s[s] = std::max(shared.foreign_loss_s[s], share[s] * node_time[s]);
   }
-  return loss;
-}
-
-std::vector<double> shared_node_time_s(const RunData& run) {
-  const std::vector<NodeCpus> nodes = node_cpus(run);
-  const std::vector<std::vector<std::size_t>> rows_of = shared_node_rows(run, nodes);
-  std::vector<double> time(run.segments.duration_s.begin(), run.segments.duration_s.end());
-  std::vector<double> longest(time.size(), -1.0);
-  const CellValues own_durations(run, Quantized::duration);
-  for (std::size_t node = 0; node < nodes.size(); ++node) {
-    const std::vector<std::size_t>& rows = rows_of[node];
-    if (rows.empty()) continue;
-    for (std::size_t s = 0; s < time.size() && s < run.detail.segments; ++s) {
-      double sum = 0.0;
-      for (const std::size_t r : rows) sum += own_durations(r, s);
-      longest[s] = std::max(longest[s], sum / static_cast<double>(rows.size()));
-    }
+  for (std::size_t s = 0; s < n; ++s) {
+    if (longest[s] >= 0.0) shared.time_s[s] = longest[s];
   }
-  for (std::size_t s = 0; s < time.size(); ++s) {
-    if (longest[s] >= 0.0) time[s] = std::min(time[s], longest[s]);
-  }
-  return time;
+  return shared;
 }
 
 std::vector<double> shared_cpu_work_s(const RunData& run) {

@@ -46,23 +46,26 @@ std::vector<std::uint8_t> oversubscribed_rows(const RunData& run);
 // time), on a node the job does not oversubscribe itself.
 std::vector<std::uint8_t> waiting_rows(const RunData& run, std::span<const std::uint8_t> oversubscribed);
 
-// Per segment: the time the run lost, at least, to other processes on the
-// nodes the job oversubscribes: on each such node whose ranks are all detail
-// ranks, the share of its CPUs others took around the segment
-// (estimators::foreign_cpu_share over its neighbours) times the ranks' mean
-// own segment time; the largest over nodes. Zeros where no node qualifies.
-std::vector<double> foreign_cpu_loss_s(const RunData& run);
+// Per segment, on the nodes the job oversubscribes whose ranks are all detail
+// ranks. Charges there are in the ranks' mean own time, as the run time is:
+// their longest times, summed over segments, exceed it where they take turns.
+struct SharedNodeTime {
+  // The ranks' mean own segment time, the largest over such nodes (at most
+  // the segment's duration); the segment's duration where no node qualifies.
+  std::vector<double> time_s;
+  // The time the run lost, at least, to other processes: the share of the
+  // node's CPUs they took around the segment (estimators::foreign_cpu_share
+  // over its neighbours) times that node's time; the largest over nodes.
+  // Zeros where no node qualifies.
+  std::vector<double> foreign_loss_s;
+};
+SharedNodeTime shared_node_time(const RunData& run);
 
 // Per segment (CPU-time counter): the least time its work needs on the nodes
 // the job oversubscribes: on each such node whose ranks are all detail ranks,
 // their summed work over its CPUs; the largest over nodes. Zeros where no
 // node qualifies.
 std::vector<double> shared_cpu_work_s(const RunData& run);
-
-// Per segment: on the nodes the job oversubscribes, its ranks' mean own
-// segment time (the largest over such nodes, at most the segment's duration);
-// the segment's duration elsewhere.
-std::vector<double> shared_node_time_s(const RunData& run);
 
 // Per detail rank, one segment's measured delay that cost the segment time:
 // its off-CPU time (none for a rank on a node the job oversubscribes: it is

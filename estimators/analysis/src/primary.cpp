@@ -373,7 +373,8 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
     }
   }
   if (analysis.taking_turns) {  // implies per-rank evidence
-    const std::vector<double> foreign = foreign_cpu_loss_s(run);
+    const SharedNodeTime node = shared_node_time(run);
+    const std::vector<double>& foreign = node.foreign_loss_s;
     for (std::size_t segment = 0; segment < foreign.size(); ++segment) {
       if (!(foreign[segment] > 0.0)) continue;
       analysis.foreign_cpu_loss_s += foreign[segment];
@@ -387,10 +388,8 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
     }
     const double before = added;
     const auto min_reference = static_cast<std::size_t>(std::max(1, analysis.parameters.min_group));
-    // In the ranks' mean own time, as the run is: their longest times overlap where they take turns.
-    const std::vector<double> node_time = shared_node_time_s(run);
     const std::vector<double> turns =
-        shared_turns_loss_s(node_time, modelled, all, foreign, shared_work_s, min_reference);
+        shared_turns_loss_s(node.time_s, modelled, all, foreign, shared_work_s, min_reference);
     for (std::size_t segment = 0; segment < turns.size(); ++segment) {
       if (!(turns[segment] > 0.0)) continue;
       analysis.shared_turns_loss_s += turns[segment];

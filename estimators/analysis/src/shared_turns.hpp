@@ -6,7 +6,6 @@
 #include <span>
 #include <vector>
 
-
 namespace tremor::analysis::detail {
 
 // Another process shared a segment's CPUs when it took more than this share
@@ -17,7 +16,7 @@ inline constexpr double kSharedCpuNoise = 0.01;
 // Per segment, the time lost beside another process on a node whose ranks
 // take turns (0 where none): for the segments it shared (`foreign`: per
 // segment the CPU time it took over the node's CPUs), their times (`time_s`:
-// the ranks' mean own segment time, shared_node_time_s) beyond what they
+// the ranks' mean own segment time, SharedNodeTime) beyond what they
 // need, at least `needed` (per segment, its ranks' work over the node's CPUs:
 // shared_cpu_work_s). Per group, `modelled` are the segments its mean is read
 // from (the warm-up one left out; at least `min_reference` of them) and
