@@ -388,8 +388,9 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
     }
     const double before = added;
     const auto min_reference = static_cast<std::size_t>(std::max(1, analysis.parameters.min_group));
-    const std::vector<double> turns =
-        shared_turns_loss_s(node.time_s, modelled, all, foreign, shared_work_s, min_reference);
+    const SharedTurnsLoss shared = shared_turns_loss(node.time_s, modelled, all, foreign, shared_work_s, min_reference);
+    const std::vector<double>& turns = shared.loss_s;
+    analysis.shared_turns_unreferenced_s = shared.unreferenced_s;
     for (std::size_t segment = 0; segment < turns.size(); ++segment) {
       if (!(turns[segment] > 0.0)) continue;
       analysis.shared_turns_loss_s += turns[segment];

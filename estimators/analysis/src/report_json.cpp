@@ -193,6 +193,7 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
                             {"taking_turns", analysis.taking_turns},
                             {"foreign_cpu_loss_s", number(analysis.foreign_cpu_loss_s)},
                             {"shared_turns_loss_s", number(analysis.shared_turns_loss_s)},
+                            {"shared_turns_unreferenced_s", number(analysis.shared_turns_unreferenced_s)},
                             {"boundary_excess_s", number(analysis.boundary_excess_s)},
                             {"measured_delay_s", number(analysis.measured_delay_s)},
                             {"measured_added_s", number(analysis.measured_added_s)},

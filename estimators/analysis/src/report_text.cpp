@@ -93,6 +93,13 @@ void measured_line(std::ostringstream& out, const RunData& run, const RunAnalysi
         " The job puts more ranks than CPUs on a node: its ranks take turns on them, so only measured delays "
         "are charged, not the spread of the durations; the interval runs from the delays measured "
         "directly to the most the ranks' work allows.";
+    if (analysis.shared_turns_unreferenced_s > 0.02 * analysis.run_time_s) {
+      text += format(
+          " Of the time lost by turns, %.3f s went to segments another process shared with no unshared "
+          "segment of their group to compare with (it ran beside the whole run, or they belong to no group): "
+          "their time beyond their work, so what the ranks' own turns cost there is included.",
+          analysis.shared_turns_unreferenced_s);
+    }
   }
   double waited = 0.0;
   for (const std::int32_t rank : run.detail.ranks) {

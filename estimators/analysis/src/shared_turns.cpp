@@ -20,13 +20,13 @@ namespace tremor::analysis::detail {
 // are not summed as delays), at least the CPU time the process took. A
 // segment with no such reference is charged its time beyond its ranks' work
 // over the node's CPUs: the most the work allows.
-std::vector<double> shared_turns_loss_s(std::span<const double> time_s,
-                                        const std::vector<std::vector<std::size_t>>& modelled,
-                                        const std::vector<std::vector<std::size_t>>& all,
-                                        std::span<const double> foreign, std::span<const double> needed,
-                                        std::size_t min_reference) {
+SharedTurnsLoss shared_turns_loss(std::span<const double> time_s, const std::vector<std::vector<std::size_t>>& modelled,
+                                  const std::vector<std::vector<std::size_t>>& all, std::span<const double> foreign,
+                                  std::span<const double> needed, std::size_t min_reference) {
   const std::size_t n = std::min(time_s.size(), foreign.size());
-  std::vector<double> loss(n, 0.0);
+  SharedTurnsLoss result;
+  result.loss_s.assign(n, 0.0);
+  std::vector<double>& loss = result.loss_s;
   const auto shared = [&](std::size_t s) { return s < n && foreign[s] > kSharedCpuNoise * time_s[s]; };
   std::size_t first = n;
   std::size_t last = 0;
@@ -35,7 +35,7 @@ std::vector<double> shared_turns_loss_s(std::span<const double> time_s,
     first = std::min(first, s);
     last = s;
   }
-  if (first == n) return loss;
+  if (first == n) return result;
   const auto inside = [&](std::size_t s) { return s >= first && s <= last; };
   const auto needs = [&](std::size_t s) { return s < needed.size() ? needed[s] : 0.0; };
   std::vector<std::uint8_t> referenced(n, 0);
@@ -72,9 +72,11 @@ std::vector<double> shared_turns_loss_s(std::span<const double> time_s,
     }
   }
   for (std::size_t s = first; s <= last; ++s) {
-    if (shared(s) && !referenced[s]) loss[s] = std::max(foreign[s], time_s[s] - needs(s));
+    if (!shared(s) || referenced[s]) continue;
+    loss[s] = std::max(foreign[s], time_s[s] - needs(s));
+    result.unreferenced_s += loss[s];
   }
-  return loss;
+  return result;
 }
 
 }  // namespace tremor::analysis::detail

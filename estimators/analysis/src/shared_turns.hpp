@@ -21,10 +21,12 @@ inline constexpr double kSharedCpuNoise = 0.01;
 // shared_cpu_work_s). Per group, `modelled` are the segments its mean is read
 // from (the warm-up one left out; at least `min_reference` of them) and
 // `all` those it applies to.
-std::vector<double> shared_turns_loss_s(std::span<const double> time_s,
-                                        const std::vector<std::vector<std::size_t>>& modelled,
-                                        const std::vector<std::vector<std::size_t>>& all,
-                                        std::span<const double> foreign, std::span<const double> needed,
-                                        std::size_t min_reference);
+struct SharedTurnsLoss {
+  std::vector<double> loss_s;   // per segment
+  double unreferenced_s = 0.0;  // summed over the segments charged with no reference
+};
+SharedTurnsLoss shared_turns_loss(std::span<const double> time_s, const std::vector<std::vector<std::size_t>>& modelled,
+                                  const std::vector<std::vector<std::size_t>>& all, std::span<const double> foreign,
+                                  std::span<const double> needed, std::size_t min_reference);
 
 }  // namespace tremor::analysis::detail

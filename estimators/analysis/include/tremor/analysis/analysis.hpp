@@ -116,8 +116,8 @@ struct RunAnalysis {
   std::vector<double> primary_intrinsic_s;  // per primary subgroup
   std::size_t primary_groups = 0;           // groups after splitting by the previous segment's signature
   std::size_t recurring_segments = 0;       // in split-off subgroups: compared with the same place in the cycle only
-  std::size_t warm_up_segments = 0;         // each group's first segment, set apart as warm-up (not charged by the model)
-  double clean_relative_spread = 0.0;       // pooled mixture: sigma, p, tau (relative to the intrinsic duration)
+  std::size_t warm_up_segments = 0;    // each group's first segment, set apart as warm-up (not charged by the model)
+  double clean_relative_spread = 0.0;  // pooled mixture: sigma, p, tau (relative to the intrinsic duration)
   double delay_probability = 0.0;
   double relative_delay_mean = 0.0;
   double unexplained_spread_ratio = 0.0;  // durations' spread / work's (0: no work column)
@@ -133,11 +133,15 @@ struct RunAnalysis {
   // that added to every other charge.
   double shared_turns_loss_s = 0.0;
   double shared_turns_added_s = 0.0;
-  double rank_excess_s = 0.0;             // sum over segments of the worst detail rank's off-CPU + I/O excess
-  double io_peer_excess_s = 0.0;          // sum over segments of the largest I/O time beyond a rank doing the same
-  double boundary_excess_s = 0.0;         // sum over segments of the collective's least wait above its latency
-  double measured_delay_s = 0.0;          // sum over segments of the larger of the two (they overlap)
-  double measured_added_s = 0.0;          // what both added to the lost time beyond the durations' evidence
+  // The part of shared_turns_loss_s charged to segments with no unshared
+  // segment of their group to compare with: their time beyond their work,
+  // which holds what the ranks' own turns cost there.
+  double shared_turns_unreferenced_s = 0.0;
+  double rank_excess_s = 0.0;      // sum over segments of the worst detail rank's off-CPU + I/O excess
+  double io_peer_excess_s = 0.0;   // sum over segments of the largest I/O time beyond a rank doing the same
+  double boundary_excess_s = 0.0;  // sum over segments of the collective's least wait above its latency
+  double measured_delay_s = 0.0;   // sum over segments of the larger of the two (they overlap)
+  double measured_added_s = 0.0;   // what both added to the lost time beyond the durations' evidence
   // CPU-time counter: the median detail rank's work per segment, summed; the
   // run lost at most its run time less this (0: not known).
   double work_critical_path_s = 0.0;
