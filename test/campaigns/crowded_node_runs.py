@@ -18,7 +18,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from slow_machine_runs import primary_percent  # noqa: E402
+from slow_machine_runs import check_against_wall_clock, exit_status, primary_percent  # noqa: E402
 
 WITHIN_PP = 4.0
 ALONE_MAX_PERCENT = 1.0
@@ -45,16 +45,10 @@ def main():
                     failures.append(f"{row['file']}: a run alone reads {estimate:.2f} %")
                 continue
             beside += 1
-            wall = 100.0 * (time_s - alone) / time_s
-            print(f"{row['file']:22s} {time_s:6.3f} s against {alone:6.3f} s: wall clock {wall:5.2f} %, "
-                  f"primary {estimate:5.2f} %")
-            if abs(estimate - wall) > WITHIN_PP:
-                failures.append(f"{row['file']}: primary {estimate:.2f} % for {wall:.2f} % lost by the wall clock")
+            check_against_wall_clock(failures, f"{row['file']:22s}", row["file"], time_s, alone, estimate, WITHIN_PP)
     if beside == 0:
         failures.append("no run beside the loop in the data")
-    for failure in failures:
-        print("FAIL:", failure)
-    return 1 if failures else 0
+    return exit_status(failures)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,20 @@ def primary_percent(tremor, gz_path, work):
     return json.loads(result.stdout)["lost_percent"]
 
 
+def check_against_wall_clock(failures, label, name, time_s, reference_s, estimate, within_pp):
+    """Prints a run slowed against its reference time; a failure when the estimate is not within_pp of it."""
+    wall = 100.0 * (time_s - reference_s) / time_s
+    print(f"{label} {time_s:6.3f} s against {reference_s:6.3f} s: wall clock {wall:5.2f} %, primary {estimate:5.2f} %")
+    if abs(estimate - wall) > within_pp:
+        failures.append(f"{name}: primary {estimate:.2f} % for {wall:.2f} % lost by the wall clock")
+
+
+def exit_status(failures):
+    for failure in failures:
+        print("FAIL:", failure)
+    return 1 if failures else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tremor", required=True)
@@ -55,21 +69,15 @@ def main():
                 estimate = primary_percent(args.tremor, os.path.join(args.data, run["file"]), work)
                 if times[i] >= SLOW_FACTOR * others:
                     slow_runs += 1
-                    wall = 100.0 * (times[i] - others) / times[i]
-                    verdict = abs(estimate - wall) <= WITHIN_PP
-                    print(f"{program:11s} {run['file']:22s} {times[i]:6.3f} s against {others:6.3f} s: "
-                          f"wall clock {wall:5.2f} %, primary {estimate:5.2f} %")
-                    if not verdict:
-                        failures.append(f"{run['file']}: primary {estimate:.2f} % for {wall:.2f} % lost by the wall clock")
+                    check_against_wall_clock(failures, f"{program:11s} {run['file']:22s}", run["file"], times[i], others,
+                                             estimate, WITHIN_PP)
                 else:
                     print(f"{program:11s} {run['file']:22s} {times[i]:6.3f} s (a sibling): primary {estimate:5.2f} %")
                     if estimate > SIBLING_MAX_PERCENT:
                         failures.append(f"{run['file']}: a run at its siblings' speed reads {estimate:.2f} %")
     if slow_runs == 0:
         failures.append("no slow run in the data")
-    for failure in failures:
-        print("FAIL:", failure)
-    return 1 if failures else 0
+    return exit_status(failures)
 
 
 if __name__ == "__main__":

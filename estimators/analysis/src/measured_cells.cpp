@@ -39,34 +39,6 @@ std::uint16_t detail_bin(const RunData& run, Quantized metric, std::size_t row, 
   return cell < index.size() ? index[cell] : std::uint16_t{0xFFFF};
 }
 
-// Each bin's value, indexed by bin (a cell read is then one load).
-std::vector<double> bin_values(const RunData& run, Quantized metric) {
-  std::vector<double> values;
-  for (const Bin& bin : run.global_bins[tremor::index(metric)]) values.push_back(bin.rep());
-  return values;
-}
-
-// One metric's detail cells as values: each bin's value read once, a cell
-// then two loads (detail_cell divides a bin's sum by its count each time).
-class CellValues {
- public:
-  CellValues(const RunData& run, Quantized metric)
-      : values_(bin_values(run, metric)),
-        index_(run.detail.global_index[tremor::index(metric)]),
-        segments_(run.detail.segments) {}
-  double operator()(std::size_t row, std::size_t segment) const {
-    const std::size_t cell = row * segments_ + segment;
-    if (cell >= index_.size()) return 0.0;
-    const std::uint16_t bin = index_[cell];
-    return bin < values_.size() ? values_[bin] : 0.0;
-  }
-
- private:
-  std::vector<double> values_;
-  std::span<const std::uint16_t> index_;
-  std::size_t segments_;
-};
-
 // One detail rank's off-CPU time summed over the run, s.
 double off_cpu_total_s(const RunData& run, std::size_t row) {
   const CellValues off_cpu(run, Quantized::off_cpu_time);
@@ -97,6 +69,11 @@ std::array<double, 6> io_amounts(const FeatureVector& features) {
 }
 
 }  // namespace
+
+CellValues::CellValues(const RunData& run, Quantized metric)
+    : index_(run.detail.global_index[tremor::index(metric)]), segments_(run.detail.segments) {
+  for (const Bin& bin : run.global_bins[tremor::index(metric)]) values_.push_back(bin.rep());
+}
 
 bool off_cpu_measured(const RunData& run) {
   return run.meta.schema_version >= 2 && run.meta.counter_source != "papi" && !run.detail.ranks.empty() &&
@@ -193,6 +170,7 @@ SharedNodeTime shared_node_time(const RunData& run) {
   SharedNodeTime shared;
   shared.time_s.assign(run.segments.duration_s.begin(), run.segments.duration_s.end());
   shared.foreign_loss_s.assign(run.detail.segments, 0.0);
+  shared.work_s.assign(run.detail.segments, 0.0);
   std::vector<double> longest(n, -1.0);  // the ranks' mean own time, the largest over nodes
   std::vector<double> own_duration;
   std::vector<double> off_cpu;
@@ -201,6 +179,7 @@ SharedNodeTime shared_node_time(const RunData& run) {
   std::vector<estimators::NodeCpuTime> times;
   const CellValues own_durations(run, Quantized::duration);
   const CellValues off_cpu_times(run, Quantized::off_cpu_time);
+  const CellValues work(run, Quantized::work);
   for (std::size_t node = 0; node < nodes.size(); ++node) {
     const std::vector<std::size_t>& rows = rows_of[node];
     if (rows.empty()) continue;
@@ -208,13 +187,17 @@ SharedNodeTime shared_node_time(const RunData& run) {
     for (const std::size_t r : rows) slept.push_back(slept_over_run_s(run, r));
     const auto cpus = static_cast<double>(nodes[node].cpus);
     times.clear();
+    times.reserve(n);
+    own_duration.resize(rows.size());
+    off_cpu.resize(rows.size());
     for (std::size_t s = 0; s < n; ++s) {
-      own_duration.clear();
-      off_cpu.clear();
-      for (const std::size_t r : rows) {
-        own_duration.push_back(own_durations(r, s));
-        off_cpu.push_back(off_cpu_times(r, s));
+      double work_ns = 0.0;
+      for (std::size_t k = 0; k < rows.size(); ++k) {
+        own_duration[k] = own_durations(rows[k], s);
+        off_cpu[k] = off_cpu_times(rows[k], s);
+        work_ns += work(rows[k], s);
       }
+      shared.work_s[s] = std::max(shared.work_s[s], 1e-9 * work_ns / cpus);
       times.push_back(estimators::node_cpu_time(cpus, own_duration, off_cpu, slept));
       node_time[s] = std::min(run.segments.duration_s[s], times.back().capacity_s / cpus);
       longest[s] = std::max(longest[s], node_time[s]);
@@ -233,23 +216,6 @@ SharedNodeTime shared_node_time(const RunData& run) {
   return shared;
 }
 
-std::vector<double> shared_cpu_work_s(const RunData& run) {
-  const std::vector<NodeCpus> nodes = node_cpus(run);
-  const std::vector<std::vector<std::size_t>> rows_of = shared_node_rows(run, nodes);
-  std::vector<double> least(run.detail.segments, 0.0);
-  const CellValues work(run, Quantized::work);
-  for (std::size_t node = 0; node < nodes.size(); ++node) {
-    if (rows_of[node].empty()) continue;
-    const double cpus = static_cast<double>(nodes[node].cpus);
-    for (std::size_t s = 0; s < least.size(); ++s) {
-      double work_ns = 0.0;
-      for (const std::size_t r : rows_of[node]) work_ns += work(r, s);
-      least[s] = std::max(least[s], 1e-9 * work_ns / cpus);
-    }
-  }
-  return least;
-}
-
 std::vector<std::uint8_t> waiting_rows(const RunData& run, std::span<const std::uint8_t> oversubscribed) {
   std::vector<std::uint8_t> waiting(run.detail.ranks.size(), 0);
   for (std::size_t r = 0; r < waiting.size(); ++r) {
@@ -266,9 +232,9 @@ MeasuredCells::MeasuredCells(const RunData& run, std::span<const std::uint8_t> w
     : run_(run),
       waiting_(waiting),
       oversubscribed_(oversubscribed),
-      off_cpu_values_(bin_values(run, Quantized::off_cpu_time)),
-      wait_values_(bin_values(run, Quantized::wait_time)),
-      io_values_(bin_values(run, Quantized::io_time)) {
+      off_cpu_(run, Quantized::off_cpu_time),
+      wait_(run, Quantized::wait_time),
+      io_(run, Quantized::io_time) {
   for (const FeatureVector& features : run.detail.signatures) {
     io_amounts_.push_back(io_amounts(features));
     const std::array<double, 6>& amounts = io_amounts_.back();
@@ -282,12 +248,6 @@ const std::array<double, 6>* MeasuredCells::io_amounts_of(std::size_t row, std::
   if (cell >= detail.signature_index.size() || row >= detail.signature_offset.size()) return nullptr;
   const std::size_t entry = std::size_t{detail.signature_offset[row]} + detail.signature_index[cell];
   return entry < io_amounts_.size() && io_present_[entry] != 0 ? &io_amounts_[entry] : nullptr;
-}
-
-double MeasuredCells::cell(const std::vector<double>& values, Quantized metric, std::size_t row,
-                           std::size_t segment) const {
-  const std::uint16_t bin = detail_bin(run_, metric, row, segment);
-  return bin < values.size() ? values[bin] : 0.0;
 }
 
 double MeasuredCells::column(std::size_t segment, std::vector<double>& column, bool with_io) {
@@ -306,9 +266,9 @@ double MeasuredCells::column(std::size_t segment, std::vector<double>& column, b
       if (amounts == nullptr) continue;
       estimators::RankIo& io = io_ranks_.emplace_back();
       io.amounts = *amounts;
-      io.time_s = cell(io_values_, Quantized::io_time, r, segment);
+      io.time_s = io_(r, segment);
       io.takes_turns = shares_cpus(r);
-      if (io.takes_turns) io.off_cpu_s = cell(off_cpu_values_, Quantized::off_cpu_time, r, segment);
+      if (io.takes_turns) io.off_cpu_s = off_cpu_(r, segment);
       io_rows_.push_back(r);
     }
     if (io_ranks_.size() >= 2) {
@@ -321,7 +281,7 @@ double MeasuredCells::column(std::size_t segment, std::vector<double>& column, b
   }
   for (std::size_t r = 0; r < rows; ++r) {
     // Ranks taking turns on their node's CPUs are off them by turns: only their I/O counts.
-    const double off_cpu = shares_cpus(r) ? 0.0 : cell(off_cpu_values_, Quantized::off_cpu_time, r, segment);
+    const double off_cpu = shares_cpus(r) ? 0.0 : off_cpu_(r, segment);
     column[r] = less_slack(r, segment, column[r] + off_cpu);
   }
   return largest_io;
@@ -330,12 +290,12 @@ double MeasuredCells::column(std::size_t segment, std::vector<double>& column, b
 double MeasuredCells::less_slack(std::size_t row, std::size_t segment, double measured) const {
   if (measured <= 0.0) return 0.0;  // most cells: nothing to take the slack from
   if (row < waiting_.size() && waiting_[row] != 0) return measured;
-  const double slack = std::max(0.0, cell(wait_values_, Quantized::wait_time, row, segment) - late_wait(run_, segment));
+  const double slack = std::max(0.0, wait_(row, segment) - late_wait(run_, segment));
   return std::max(0.0, measured - slack);
 }
 
 double MeasuredCells::off_cpu_less_slack(std::size_t row, std::size_t segment) const {
-  return less_slack(row, segment, cell(off_cpu_values_, Quantized::off_cpu_time, row, segment));
+  return less_slack(row, segment, off_cpu_(row, segment));
 }
 
 SleptOnSharedCpus slept_on_shared_cpus(const RunData& run, std::span<const std::uint8_t> oversubscribed,

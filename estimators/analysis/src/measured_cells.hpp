@@ -46,6 +46,25 @@ std::vector<std::uint8_t> oversubscribed_rows(const RunData& run);
 // time), on a node the job does not oversubscribe itself.
 std::vector<std::uint8_t> waiting_rows(const RunData& run, std::span<const std::uint8_t> oversubscribed);
 
+// One metric's detail cells as values: each bin's value read once, a cell
+// then two loads (detail_cell divides a bin's sum by its count each time);
+// a cell past the table reads 0.
+class CellValues {
+ public:
+  CellValues(const RunData& run, Quantized metric);
+  double operator()(std::size_t row, std::size_t segment) const {
+    const std::size_t cell = row * segments_ + segment;
+    if (cell >= index_.size()) return 0.0;
+    const std::uint16_t bin = index_[cell];
+    return bin < values_.size() ? values_[bin] : 0.0;
+  }
+
+ private:
+  std::vector<double> values_;
+  std::span<const std::uint16_t> index_;
+  std::size_t segments_;
+};
+
 // Per segment, on the nodes the job oversubscribes whose ranks are all detail
 // ranks. Charges there are in the ranks' mean own time, as the run time is:
 // their longest times, summed over segments, exceed it where they take turns.
@@ -58,14 +77,11 @@ struct SharedNodeTime {
   // over its neighbours) times that node's time; the largest over nodes.
   // Zeros where no node qualifies.
   std::vector<double> foreign_loss_s;
+  // With the CPU-time counter, the least time a segment's work needs: the
+  // ranks' summed work over the node's CPUs; the largest over nodes.
+  std::vector<double> work_s;
 };
 SharedNodeTime shared_node_time(const RunData& run);
-
-// Per segment (CPU-time counter): the least time its work needs on the nodes
-// the job oversubscribes: on each such node whose ranks are all detail ranks,
-// their summed work over its CPUs; the largest over nodes. Zeros where no
-// node qualifies.
-std::vector<double> shared_cpu_work_s(const RunData& run);
 
 // Per detail rank, one segment's measured delay that cost the segment time:
 // its off-CPU time (none for a rank on a node the job oversubscribes: it is
@@ -89,7 +105,6 @@ class MeasuredCells {
   double off_cpu_less_slack(std::size_t row, std::size_t segment) const;
 
  private:
-  double cell(const std::vector<double>& values, Quantized metric, std::size_t row, std::size_t segment) const;
   // The I/O amounts of a row's signature in a segment; null when it did none.
   const std::array<double, 6>* io_amounts_of(std::size_t row, std::size_t segment) const;
   double less_slack(std::size_t row, std::size_t segment, double measured) const;
@@ -101,9 +116,9 @@ class MeasuredCells {
   std::vector<double> io_parts_;
   std::vector<std::array<double, 6>> io_amounts_;  // per detail signature entry
   std::vector<std::uint8_t> io_present_;           // per entry: any I/O at all
-  std::vector<double> off_cpu_values_;
-  std::vector<double> wait_values_;
-  std::vector<double> io_values_;
+  CellValues off_cpu_;
+  CellValues wait_;
+  CellValues io_;
   std::vector<estimators::RankIo> io_ranks_;  // the rows with I/O in the last column
   std::vector<std::size_t> io_rows_;          // their rows
   std::vector<double> io_beyond_;             // their stalls

@@ -318,8 +318,7 @@ double intrinsic_without_waits(const RunData& run, std::span<const std::size_t> 
 // posterior delays.
 double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& groups,
                        std::span<const std::uint8_t> oversubscribed, std::span<const double> work_floor_s,
-                       std::span<const double> shared_work_s, RunAnalysis& analysis,
-                       std::vector<std::uint8_t>& interfered) {
+                       const SharedNodeTime& node, RunAnalysis& analysis, std::vector<std::uint8_t>& interfered) {
   double added = 0.0;
   std::vector<double> measured_at(analysis.segment_count, 0.0);  // each segment's measured delay
   // A segment lasts at least its work (CPU-time counter: the median rank's
@@ -373,7 +372,6 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
     }
   }
   if (analysis.taking_turns) {  // implies per-rank evidence
-    const SharedNodeTime node = shared_node_time(run);
     const std::vector<double>& foreign = node.foreign_loss_s;
     for (std::size_t segment = 0; segment < foreign.size(); ++segment) {
       if (!(foreign[segment] > 0.0)) continue;
@@ -388,7 +386,7 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
     }
     const double before = added;
     const auto min_reference = static_cast<std::size_t>(std::max(1, analysis.parameters.min_group));
-    const SharedTurnsLoss shared = shared_turns_loss(node.time_s, modelled, all, foreign, shared_work_s, min_reference);
+    const SharedTurnsLoss shared = shared_turns_loss(node.time_s, modelled, all, foreign, node.work_s, min_reference);
     const std::vector<double>& turns = shared.loss_s;
     analysis.shared_turns_unreferenced_s = shared.unreferenced_s;
     for (std::size_t segment = 0; segment < turns.size(); ++segment) {
@@ -553,9 +551,10 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   }
 
   // Ranks taking turns on a node's CPUs take at least their summed work over them.
-  const std::vector<double> shared_work = analysis.taking_turns ? shared_cpu_work_s(run) : std::vector<double>{};
+  const SharedNodeTime shared_nodes = analysis.taking_turns ? shared_node_time(run) : SharedNodeTime{};
+  const std::vector<double>& shared_work = shared_nodes.work_s;
   const double measured_added =
-      charge_measured(run, groups, oversubscribed, baseline_floor, shared_work, analysis, interfered);
+      charge_measured(run, groups, oversubscribed, baseline_floor, shared_nodes, analysis, interfered);
   analysis.measured_added_s = measured_added;
 
   const double run_time = analysis.run_time_s;

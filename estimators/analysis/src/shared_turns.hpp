@@ -18,7 +18,7 @@ inline constexpr double kSharedCpuNoise = 0.01;
 // segment the CPU time it took over the node's CPUs), their times (`time_s`:
 // the ranks' mean own segment time, SharedNodeTime) beyond what they
 // need, at least `needed` (per segment, its ranks' work over the node's CPUs:
-// shared_cpu_work_s). Per group, `modelled` are the segments its mean is read
+// SharedNodeTime::work_s). Per group, `modelled` are the segments its mean is read
 // from (the warm-up one left out; at least `min_reference` of them) and
 // `all` those it applies to.
 struct SharedTurnsLoss {
