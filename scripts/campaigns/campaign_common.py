@@ -127,14 +127,13 @@ def markdown_cell(value):
 
 
 def injected_percent(h5):
-    """The injected critical path of a run file: per segment the largest delay
-    sum over ranks (/injection/segment; segment -1, Tremor's own start-up, left
-    out), summed, in % of the run time."""
-    if "injection" not in h5 or h5["injection/rank"].shape[0] == 0:
-        return 0.0
-    per_segment = {}
-    for segment, rank, spent in zip(h5["injection/segment"][:], h5["injection/rank"][:], h5["injection/spent_us"][:]):
-        if segment >= 0:
-            ranks = per_segment.setdefault(int(segment), {})
-            ranks[int(rank)] = ranks.get(int(rank), 0.0) + float(spent) * 1e-6
-    return 100.0 * sum(max(v.values()) for v in per_segment.values()) / float(h5.attrs["run_time_s"])
+    """The injected critical path of a run file in % of the run time (injected_truth.py)."""
+    import injected_truth  # needs numpy: imported once ensure_debian_python() has run
+    return injected_truth.injected_percent(h5)
+
+
+def largest_delay_percent(h5):
+    """Per segment the largest sum of one rank's delays, summed, in % of the run time: an
+    upper bound of the critical path that counts delays of ranks that waited anyway."""
+    import injected_truth
+    return injected_truth.largest_delay_percent(h5)

@@ -21,15 +21,13 @@ not line up with the level. Per run it records:
   per-segment differences, because segment durations are maxima over ranks
   and their sum exceeds the run time by the ranks' exit skew, which varies
   from run to run. The raw (T − T_fastest)/T is kept too;
-- injected critical path, from the run file's /injection records: delays are
-  put in the segment the profiler tags them with (`/injection/segment`; by
-  time for delays without a tag: segment ends = cumulative sum of the
-  per-segment durations), summed per rank and segment, and the per-segment maximum over ranks
-  is summed. In a bulk-synchronous program every rank waits at the boundary
-  for the most delayed one, so delays of different ranks in one segment
-  overlap and only the largest counts. A delay close to a boundary may be put
-  in the neighbouring segment; that matters only when several ranks are
-  delayed, and the default injects on one rank, where the total is exact;
+- injected critical path, from the run file's /injection records
+  (injected_truth.py): per segment the profiler tags each delay with
+  (`/injection/segment`), a delay in the closing collective counts only
+  beyond the last other rank's arrival there (from the ranks' recorded waits
+  in it), a delay in any other call in full, the most delayed rank's sum.
+  `injected_largest_percent` is the upper bound that counts every delay of
+  the most delayed rank per segment;
 - estimated interference: `interference_percent` of the run's own JSON report;
 - p = logistic(x; k = 0.35, x0 = 11.25) of measured and estimated,
   accuracy = 1 − |p_measured − p_estimated|, |Δ pp| = |measured − estimated|
@@ -53,16 +51,18 @@ import shlex
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import campaign_common as common  # noqa: E402
+import campaign_common as common
 
 common.ensure_debian_python()
 import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 
+import injected_truth  # noqa: E402
+
 RUN_COLUMNS = ["workload", "order", "run", "level_percent", "inject_calls", "inject_ranks", "inject_probability",
                "inject_mean_us", "inject_sd_us", "inject_seed", "wall_s", "run_time_s", "fastest_run_time_s",
                "raw_measured_percent", "median_displacement_s", "measured_percent", "injected_delays",
-               "injected_rank_max_s", "injected_critical_path_s", "injected_percent", "injected_assessed_percent", "estimated_percent", "paper_mad4_percent",
+               "injected_rank_max_s", "injected_critical_path_s", "injected_percent", "injected_largest_percent", "injected_assessed_percent", "estimated_percent", "paper_mad4_percent",
                "intrinsic_run_time_s",
                "estimated_continuous_percent", "estimate_class", "measured_class", "p_measured", "p_estimated",
                "accuracy", "abs_delta_pp", "same_class", "p_injected", "accuracy_vs_injected", "segments", "usable_segments",
@@ -124,10 +124,11 @@ def campaign_order(runs, levels, rng):
 
 
 def injected_critical_path(h5):
-    """(delays, most delays on one rank, max per-rank total s, critical path s,
-    critical path s in segments of usable groups) from /injection."""
+    """(delays, most delays on one rank, max per-rank total s, critical path s and its
+    upper bound, the per segment largest delays s (injected_truth.py), largest delays s in
+    segments of usable groups) from /injection."""
     if "injection" not in h5 or h5["injection/rank"].shape[0] == 0:
-        return 0, 0, 0.0, 0.0, 0.0
+        return 0, 0, 0.0, 0.0, 0.0, 0.0
     ranks = h5["injection/rank"][:]
     times = h5["injection/time_s"][:]
     spent = h5["injection/spent_us"][:] * 1e-6
@@ -152,7 +153,8 @@ def injected_critical_path(h5):
         segment_group = h5["analysis/segments/group"][:]
         usable = set(int(g) for g in h5["analysis/groups/index"][:])
         assessed = sum(v for s, v in per_segment_max.items() if s < len(segment_group) and int(segment_group[s]) in usable)
-    return len(ranks), most_delays, max(per_rank.values()), float(sum(per_segment_max.values())), float(assessed)
+    critical, largest = injected_truth.critical_path(h5)
+    return len(ranks), most_delays, max(per_rank.values()), critical, largest, float(assessed)
 
 
 def run_once(args, workload, out_dir, level, probability, seed, mean, sd):
@@ -164,7 +166,7 @@ def run_once(args, workload, out_dir, level, probability, seed, mean, sd):
                                                          out_dir, args.timeout)
     report = common.read_report(json_path)
     with h5py.File(h5_path, "r") as h5:
-        delays, most_delays, rank_max, critical, critical_assessed = injected_critical_path(h5)
+        delays, most_delays, rank_max, critical, largest, critical_assessed = injected_critical_path(h5)
         durations = h5["segments/duration_s"][:]
         run_time = float(h5.attrs["run_time_s"])
     estimated = report.get("interference_percent")
@@ -175,6 +177,7 @@ def run_once(args, workload, out_dir, level, probability, seed, mean, sd):
             "_most_delays_on_a_rank": most_delays,
             "injected_rank_max_s": rank_max, "injected_critical_path_s": critical,
             "injected_percent": 100.0 * critical / run_time,
+            "injected_largest_percent": 100.0 * largest / run_time,
             "injected_assessed_percent": 100.0 * critical_assessed / run_time,
             "estimated_percent": float("nan") if estimated is None else float(estimated),
             "estimated_continuous_percent": float("nan") if continuous is None else float(continuous),

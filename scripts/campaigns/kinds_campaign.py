@@ -28,11 +28,14 @@ wall clock (the run's excess over the clean runs' median), so they check
 that runs the wall clock shows slower than their siblings read that
 difference.
 
-Truth: the injected critical path from the run file: the delays of each rank
-summed per segment (/injection/segment, the profiler's own segment of each
-delay), the maximum over ranks per segment, summed, as % of the run time.
-Delays outside the recorded segments (segment -1: Tremor's own start-up I/O)
-are not the application's and are left out. The wall clock is reported too:
+Truth: the injected critical path from the run file (injected_truth.py), as
+% of the run time: per segment (/injection/segment, the profiler's own
+segment of each delay) a delay in the closing collective counts only beyond
+the last other rank's arrival there (a rank that waited anyway lost its sleep
+to that wait), other delays count in full, the largest rank's sum. Column
+largest_delay_percent is the simpler upper bound: per segment the largest sum
+of one rank's delays. Delays outside the recorded segments (segment -1:
+Tremor's own start-up I/O) are not the application's and are left out. The wall clock is reported too:
 each run's excess over the median run time of the same program without
 injection (clean, checkpoint, io_clean), when that kind was run.
 
@@ -94,7 +97,7 @@ KINDS = {
 CONTENDED = {"contended": (0.0, None), "contended_window": (0.30, 0.35)}
 COLUMNS = ["workload", "kind", "run", "truth_percent", "wall_percent", "primary_percent", "primary_ci_low", "primary_ci_high",
            "mad4_percent", "run_time_s", "intrinsic_run_time_s", "class", "truth_class", "lost_compute_percent",
-           "lost_mpi_percent", "lost_io_percent"]
+           "lost_mpi_percent", "lost_io_percent", "largest_delay_percent"]
 
 
 def add_wall_clock(rows):
@@ -187,6 +190,7 @@ def analysed_row(setup, kind, run, path):
     """The row of one run file: its truth and `tremor analyze`'s figures."""
     with h5py.File(path, "r") as h5:
         truth = common.injected_percent(h5)
+        largest_delay = common.largest_delay_percent(h5)
     report = json.loads(subprocess.run([setup["tremor"], "analyze", "--json", path], capture_output=True, text=True,
                                        check=True).stdout)
     low, high = report["lost_percent_ci"]
@@ -194,6 +198,7 @@ def analysed_row(setup, kind, run, path):
     return {"lost_compute_percent": lost_parts.get("compute", ""), "lost_mpi_percent": lost_parts.get("mpi", ""),
             "lost_io_percent": lost_parts.get("io", ""),
             "workload": setup["name"], "kind": kind, "run": run, "truth_percent": truth,
+            "largest_delay_percent": largest_delay,
             "segments": report["segments"],
             "primary_percent": report["lost_percent"], "primary_ci_low": low, "primary_ci_high": high,
             "mad4_percent": report["paper_mad4_percent"], "run_time_s": report["run_time_s"],

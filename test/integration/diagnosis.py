@@ -40,6 +40,9 @@ import h5py
 
 from launch import add_launch_arguments, environment_without_tremor, launched_program, mpi_command, run_preloaded
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "campaigns"))
+from injected_truth import injected_percent  # noqa: E402
+
 BASE = ["-n", "400", "-u", "2000", "-k", "0", "-q"]
 WINDOW = (0.4, 0.9)
 KINDS = {
@@ -72,18 +75,6 @@ class BusyMachine(Exception):
 def check(condition, message):
     if not condition:
         raise CheckFailed(message)
-
-
-def injected_percent(h5):
-    """The injected critical path: per segment the largest delay sum over ranks, % of the run."""
-    if "injection" not in h5 or h5["injection/rank"].shape[0] == 0:
-        return 0.0
-    per_segment = {}
-    for segment, rank, spent in zip(h5["injection/segment"][:], h5["injection/rank"][:], h5["injection/spent_us"][:]):
-        if segment >= 0:
-            ranks = per_segment.setdefault(int(segment), {})
-            ranks[int(rank)] = ranks.get(int(rank), 0.0) + float(spent) * 1e-6
-    return 100.0 * sum(max(v.values()) for v in per_segment.values()) / float(h5.attrs["run_time_s"])
 
 
 def iou(a, b):
