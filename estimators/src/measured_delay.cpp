@@ -51,10 +51,16 @@ MeasuredDelayGroup measured_excess(std::span<const double> cells, std::size_t ra
   group.excess_s.assign(segments, 0.0);
   const bool any_waiting = std::find(waiting_rows.begin(), waiting_rows.end(), std::uint8_t{1}) != waiting_rows.end();
   if (any_waiting) group.waiting_sum_s.assign(segments, 0.0);
+  // A cell over the threshold is charged its excess over the clean level, as
+  // the primary model charges a delay its excess over the intrinsic time: the
+  // jitter allowance decides whether a cell was delayed, not how much.
   for (std::size_t r = 0; r < ranks; ++r) {
     const bool waiting = r < waiting_rows.size() && waiting_rows[r] != 0;
+    const double row_threshold = waiting ? waiting_threshold : threshold;
+    const double row_level = waiting ? 0.0 : std::min(group.clean_level_s, threshold);
     for (std::size_t s = 0; s < segments; ++s) {
-      const double excess = clean_value(cells[r * segments + s]) - (waiting ? waiting_threshold : threshold);
+      const double value = clean_value(cells[r * segments + s]);
+      const double excess = value > row_threshold ? value - row_level : 0.0;
       group.excess_s[s] = std::max(group.excess_s[s], excess);
       if (waiting) group.waiting_sum_s[s] += std::max(0.0, excess);
     }

@@ -39,9 +39,21 @@ TEST_CASE("off-CPU: one slow rank of two is charged its excess on every segment"
   const MeasuredDelayGroup group = measured_excess(values, 2, segments);
   REQUIRE(group.excess_s.size() == segments);
   CHECK(group.clean_level_s < 5e-6);
-  // 800 us per segment, less the jitter allowance (3 spreads of at least 2 us).
+  // 800 us per segment over the clean level.
   CHECK(group.total_excess_s == Approx(segments * 800e-6).epsilon(0.03));
   for (const double excess : group.excess_s) CHECK(excess > 700e-6);
+}
+
+TEST_CASE("off-CPU: a delayed cell is charged its excess over the clean level, not over the threshold",
+          "[off_cpu]") {
+  // Rank 0 is off the CPU 4 +- 2 ms per segment on its own; rank 1 as much plus
+  // a 50 ms sleep in each. The threshold (level + 3 spreads) only decides that
+  // rank 1's cells were delayed: charged beyond it they would read 19 % short.
+  const std::size_t segments = 40;
+  const auto values = cells(6, 2, segments, 4e-3, 2e-3, 1, 50e-3);
+  const MeasuredDelayGroup group = measured_excess(values, 2, segments);
+  CHECK(group.threshold_s > group.clean_level_s + 5e-3);
+  CHECK(group.total_excess_s == Approx(segments * 50e-3).epsilon(0.06));
 }
 
 TEST_CASE("off-CPU: clean jitter and an application's own sleep charge about nothing", "[off_cpu]") {

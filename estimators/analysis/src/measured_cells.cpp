@@ -320,4 +320,20 @@ SleptOnSharedCpus slept_on_shared_cpus(const RunData& run, std::span<const std::
   return result;
 }
 
+std::pair<double, double> run_measured_level(const RunData& run, std::span<const std::size_t> segments,
+                                             MeasuredCells& measured) {
+  constexpr std::size_t kMaxCells = std::size_t{1} << 17;
+  const std::size_t rows = run.detail.ranks.size();
+  if (segments.empty() || rows == 0) return {0.0, std::numeric_limits<double>::infinity()};
+  const std::size_t stride = std::max<std::size_t>(1, segments.size() * rows / kMaxCells);
+  std::vector<double> cells;
+  std::vector<double> column;
+  for (std::size_t j = 0; j < segments.size(); j += stride) {
+    measured.column(segments[j], column, false);
+    cells.insert(cells.end(), column.begin(), column.end());
+  }
+  const estimators::MeasuredDelayGroup level = estimators::measured_excess(cells, 1, cells.size());
+  return {std::min(level.clean_level_s, level.threshold_s), level.threshold_s};
+}
+
 }  // namespace tremor::analysis::detail

@@ -9,6 +9,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <utility>
 
 #include "analysis_internal.hpp"
 #include "tremor/estimators/interference.hpp"
@@ -123,28 +124,6 @@ bool work_is_cpu_time(const RunData& run) { return run.meta.counter_source != "p
 // A segment's median rank's CPU time, s (0 with another work counter).
 double segment_work_s(const RunData& run, std::size_t segment) {
   return work_is_cpu_time(run) && segment < run.segments.work.size() ? 1e-9 * run.segments.work[segment] : 0.0;
-}
-
-// The measured-delay threshold (clean level + jitter) of the whole run, from
-// the cells of grouped segments (every k-th segment beyond 2^17 cells: a
-// level needs no more).
-double run_measured_threshold(const RunData& run, const std::vector<PrimaryGroup>& groups, MeasuredCells& measured) {
-  constexpr std::size_t kMaxCells = std::size_t{1} << 17;
-  std::vector<std::size_t> segments;
-  for (const PrimaryGroup& group : groups) {
-    const std::vector<std::size_t> members = group.all_members();
-    segments.insert(segments.end(), members.begin(), members.end());
-  }
-  const std::size_t rows = run.detail.ranks.size();
-  if (segments.empty() || rows == 0) return std::numeric_limits<double>::infinity();
-  const std::size_t stride = std::max<std::size_t>(1, segments.size() * rows / kMaxCells);
-  std::vector<double> cells;
-  std::vector<double> column;
-  for (std::size_t j = 0; j < segments.size(); j += stride) {
-    measured.column(segments[j], column, false);
-    cells.insert(cells.end(), column.begin(), column.end());
-  }
-  return est::measured_excess(cells, 1, cells.size()).threshold_s;
 }
 
 // Per member of the group: the worst detail rank's measured excess (off the
@@ -403,8 +382,13 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
   // the ranks that did the same I/O (MeasuredCells). Without off-CPU time
   // (a PAPI work counter) only the I/O is compared: its clean level is 0.
   const double waiting_threshold = est::waiting_threshold_s(est::MeasuredDelayOptions{});
-  const double run_threshold =
-      analysis.off_cpu_measured ? run_measured_threshold(run, groups, measured) : waiting_threshold;
+  std::vector<std::size_t> grouped;
+  for (const PrimaryGroup& group : groups) {
+    const std::vector<std::size_t> members = group.all_members();
+    grouped.insert(grouped.end(), members.begin(), members.end());
+  }
+  const auto [run_level, run_threshold] = analysis.off_cpu_measured ? run_measured_level(run, grouped, measured)
+                                                                      : std::pair{0.0, waiting_threshold};
   std::vector<double> column;
   for (std::size_t segment = 0; per_rank && segment < analysis.segment_count; ++segment) {
     if (analysis.segment_primary_group[segment] >= 0) continue;
@@ -413,7 +397,9 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
     double waiting_sum = 0.0;
     for (std::size_t r = 0; r < column.size(); ++r) {
       const bool row_waiting = r < waiting.size() && waiting[r];
-      const double row_excess = column[r] - (row_waiting ? waiting_threshold : run_threshold);
+      // Over the threshold: the excess over the clean level (measured_excess).
+      const bool over = column[r] > (row_waiting ? waiting_threshold : run_threshold);
+      const double row_excess = over ? column[r] - (row_waiting ? 0.0 : run_level) : 0.0;
       excess = std::max(excess, row_excess);
       if (row_waiting) waiting_sum += std::max(0.0, row_excess);
     }
