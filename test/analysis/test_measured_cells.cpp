@@ -188,6 +188,31 @@ TEST_CASE("no charge leaves a segment shorter than its work", "[analysis]") {
   CHECK(result.lost_percent == Approx(100.0 * 100 * 0.001 / run.meta.run_time_s).margin(0.5));
 }
 
+TEST_CASE("no charge leaves a segment shorter than its busiest rank's work", "[analysis]") {
+  // As above, but only rank 0 computes 10 ms per segment; the three others
+  // compute 5 ms (the median rank's work) and, having waited for a CPU over
+  // the run, are off it 5 ms while they wait for rank 0 at the boundary.
+  // The segment lost rank 0's 1 ms: charged 5 ms it would be 6 ms long, less
+  // than rank 0's work.
+  std::vector<std::size_t> delayed;
+  for (std::size_t s = 0; s < 200; s += 2) delayed.push_back(s);
+  RunData run = cputime_run(delayed, 0.001);
+  const auto is_delayed = [](std::size_t s) { return s % 2 == 0; };
+  for (double& wait : run.segments.late_wait_s) wait = 2e-6;
+  for (double& work : run.segments.work) work = 5e6;  // the median over the detail ranks
+  set_cells(run, Quantized::work, [](std::size_t r, std::size_t) { return r == 0 ? 1e7 : 5e6; });
+  set_cells(run, Quantized::wait_time,
+            [&](std::size_t r, std::size_t s) { return r != 0 ? (is_delayed(s) ? 0.006 : 0.005) : 2e-6; });
+  set_cells(run, Quantized::off_cpu_time,
+            [&](std::size_t r, std::size_t s) { return !is_delayed(s) ? 0.0 : r == 0 ? 0.001 : 0.005; });
+  for (RankInfo& rank : run.ranks) rank.run_queue_delay_s = rank.rank == 0 ? 0.1 : 0.5;
+  run.meta.run_time_s += 0.5;
+  const RunAnalysis result = analyze_run(run, quick_parameters());
+  REQUIRE(result.estimate_possible);
+  CHECK(result.waiting_ranks >= 3);
+  CHECK(result.lost_percent == Approx(100.0 * 100 * 0.001 / run.meta.run_time_s).margin(0.5));
+}
+
 TEST_CASE("a slow read of the input on one rank, in a segment of no group, against the ranks that read the same",
           "[analysis]") {
   // Segment 0 reads the input (its own signature, no usable group): the same

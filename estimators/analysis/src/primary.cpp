@@ -121,9 +121,18 @@ std::size_t set_warm_up_apart(std::vector<PrimaryGroup>& groups) {
 // The work counter reads thread CPU time, in ns.
 bool work_is_cpu_time(const RunData& run) { return run.meta.counter_source != "papi" && run.meta.counter_unit == "ns"; }
 
-// A segment's median rank's CPU time, s (0 with another work counter).
+// What a segment takes at least, s: its busiest detail rank's CPU time (the
+// median rank's without per-rank detail; 0 with another work counter). A
+// co-runner that inflates a rank's CPU time inflates its duration as much, so
+// this bounds only what a measured delay (time off the CPU) may be charged.
 double segment_work_s(const RunData& run, std::size_t segment) {
-  return work_is_cpu_time(run) && segment < run.segments.work.size() ? 1e-9 * run.segments.work[segment] : 0.0;
+  if (!work_is_cpu_time(run) || segment >= run.segments.work.size()) return 0.0;
+  double busiest = run.segments.work[segment];
+  if (segment < run.detail.segments) {
+    for (std::size_t r = 0; r < run.detail.ranks.size(); ++r)
+      busiest = std::max(busiest, detail_cell(run, Quantized::work, r, segment));
+  }
+  return 1e-9 * busiest;
 }
 
 // Per member of the group: the worst detail rank's measured excess (off the
@@ -300,8 +309,8 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
                        const SharedNodeTime& node, RunAnalysis& analysis, std::vector<std::uint8_t>& interfered) {
   double added = 0.0;
   std::vector<double> measured_at(analysis.segment_count, 0.0);  // each segment's measured delay
-  // A segment lasts at least its work (CPU-time counter: the median rank's
-  // CPU time; 0 otherwise): no charge leaves it less.
+  // A segment lasts at least its busiest rank's work (CPU-time counter; 0
+  // otherwise): no charge leaves it less.
   auto charge = [&](std::size_t segment, double measured) {
     measured = std::min(measured, run.segments.duration_s[segment] - segment_work_s(run, segment));
     measured_at[segment] = std::max(measured_at[segment], measured);
