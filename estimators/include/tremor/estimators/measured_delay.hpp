@@ -49,8 +49,10 @@ struct MeasuredDelayGroup {
 };
 
 /// `cells` is one group's measured times, row-major [ranks x segments] (one row
-/// for a per-segment measure); non-finite or negative values count as 0. The
-/// excess of a segment is the largest over its ranks. Empty input gives an
+/// for a per-segment measure); non-finite or negative values count as 0. A
+/// cell above the threshold has an excess over the clean level (the threshold
+/// decides that it was delayed, not how much); the excess of a segment is the
+/// largest over its ranks. Empty input gives an
 /// empty result. Rows marked in `waiting_rows` (one flag per row, or empty)
 /// are known to have spent their off-CPU time runnable, waiting for a CPU:
 /// their clean level is 0 and their spread the floor, whatever the others'.
