@@ -103,8 +103,11 @@ void run_finalize_driver(Recorder& recorder) noexcept {
     }
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) return;
     PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    const FinalizedSegments local = recorder.store().finalize();
-    std::optional<RunData> run = gather_run(comm, recorder, local);
+    std::optional<RunData> run;
+    {  // this rank's finalised tables are gathered, then freed before the analysis's peak
+      const FinalizedSegments local = recorder.store().finalize();
+      run = gather_run(comm, recorder, local);
+    }
     timer.gathered_wall = clock_seconds(CLOCK_MONOTONIC);
     // Every rank removes its own spill once rank 0 has the run file.
     int written = 0;

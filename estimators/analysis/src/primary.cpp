@@ -121,21 +121,18 @@ std::size_t set_warm_up_apart(std::vector<PrimaryGroup>& groups) {
 // The work counter reads thread CPU time, in ns.
 bool work_is_cpu_time(const RunData& run) { return run.meta.counter_source != "papi" && run.meta.counter_unit == "ns"; }
 
-// Per segment, what it takes at least, s: its busiest detail rank's CPU time
-// (the median rank's without per-rank detail; 0 with another work counter).
-// A co-runner that inflates a rank's CPU time inflates its duration as much,
+// What a segment takes at least, s: its busiest detail rank's CPU time (the
+// median rank's without per-rank detail; 0 with another work counter). A
+// co-runner that inflates a rank's CPU time inflates its duration as much,
 // so this bounds only what a measured delay (time off the CPU) may be charged.
-std::vector<double> segment_work_floors_s(const RunData& run) {
-  std::vector<double> floors(run.segments.size(), 0.0);
-  if (!work_is_cpu_time(run)) return floors;
-  for (std::size_t s = 0; s < floors.size() && s < run.segments.work.size(); ++s) floors[s] = run.segments.work[s];
-  const CellValues work(run, Quantized::work);
-  const std::size_t covered = std::min(floors.size(), run.detail.segments);
-  for (std::size_t r = 0; r < run.detail.ranks.size(); ++r) {  // row by row: the cells are rank-major
-    for (std::size_t s = 0; s < covered; ++s) floors[s] = std::max(floors[s], work(r, s));
+// Read per charge: a per-segment table would raise the analysis's peak memory.
+double segment_work_floor_s(const RunData& run, const CellValues& work, std::size_t segment) {
+  if (!work_is_cpu_time(run) || segment >= run.segments.work.size()) return 0.0;
+  double busiest = run.segments.work[segment];
+  if (segment < run.detail.segments) {
+    for (std::size_t r = 0; r < run.detail.ranks.size(); ++r) busiest = std::max(busiest, work(r, segment));
   }
-  for (double& floor : floors) floor *= 1e-9;
-  return floors;
+  return 1e-9 * busiest;
 }
 
 // Per member of the group: the worst detail rank's measured excess (off the
@@ -314,9 +311,10 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
   std::vector<double> measured_at(analysis.segment_count, 0.0);  // each segment's measured delay
   // A segment lasts at least its busiest rank's work (CPU-time counter; 0
   // otherwise): no charge leaves it less.
-  const std::vector<double> segment_floor_s = segment_work_floors_s(run);
+  const CellValues work_cells(run, Quantized::work);
   auto charge = [&](std::size_t segment, double measured) {
-    measured = std::min(measured, run.segments.duration_s[segment] - segment_floor_s[segment]);
+    if (!(measured > 0.0)) return;
+    measured = std::min(measured, run.segments.duration_s[segment] - segment_work_floor_s(run, work_cells, segment));
     measured_at[segment] = std::max(measured_at[segment], measured);
     if (measured > analysis.segment_lost_s[segment]) {
       added += measured - analysis.segment_lost_s[segment];
@@ -423,7 +421,8 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
       if (!clean_polling) clean_polling = run_clean_polling(run, groups);
       const double serial =
           serial_waits(excess, waiting_sum, longest_polling(run, std::span(&segment, 1)).front(), *clean_polling);
-      excess = std::max(excess, std::min(serial, run.segments.duration_s[segment] - segment_floor_s[segment]));
+      excess = std::max(excess, std::min(serial, run.segments.duration_s[segment] -
+                                                     segment_work_floor_s(run, work_cells, segment)));
     }
     analysis.rank_excess_s += excess;
     charge(segment, excess);
