@@ -59,8 +59,7 @@ MeasuredDelayGroup measured_excess(std::span<const double> cells, std::size_t ra
     const double row_threshold = waiting ? waiting_threshold : threshold;
     const double row_level = waiting ? 0.0 : std::min(group.clean_level_s, threshold);
     for (std::size_t s = 0; s < segments; ++s) {
-      const double value = clean_value(cells[r * segments + s]);
-      const double excess = value > row_threshold ? value - row_level : 0.0;
+      const double excess = excess_over_level(clean_value(cells[r * segments + s]), row_threshold, row_level);
       group.excess_s[s] = std::max(group.excess_s[s], excess);
       if (waiting) group.waiting_sum_s[s] += std::max(0.0, excess);
     }

@@ -124,16 +124,3 @@ def markdown_cell(value):
     if isinstance(value, float):
         return "–" if math.isnan(value) else f"{value:.3g}"
     return str(value)
-
-
-def injected_percent(h5):
-    """The injected critical path of a run file in % of the run time (injected_truth.py)."""
-    import injected_truth  # needs numpy: imported once ensure_debian_python() has run
-    return injected_truth.injected_percent(h5)
-
-
-def largest_delay_percent(h5):
-    """Per segment the largest sum of one rank's delays, summed, in % of the run time: an
-    upper bound of the critical path that counts delays of ranks that waited anyway."""
-    import injected_truth
-    return injected_truth.largest_delay_percent(h5)

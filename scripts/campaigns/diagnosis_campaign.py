@@ -42,6 +42,8 @@ common.ensure_debian_python()
 import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 
+import injected_truth  # noqa: E402
+
 BASE = ["-n", "400", "-u", "2000", "-k", "0"]
 WINDOW = (0.4, 0.9)
 SLOW = {"TREMOR_INJECT_CALLS": "p2p,coll", "TREMOR_INJECT_RANKS": "1"}
@@ -80,7 +82,7 @@ def run_once(build, kind, run, units, work):
                    check=True, capture_output=True, timeout=600)
     path = glob.glob(os.path.join(out, "*.h5"))[0]
     with h5py.File(path, "r") as h5:
-        truth = common.injected_percent(h5)
+        truth = injected_truth.injected_percent(h5)
         report = json.loads(h5["analysis/report_json"][()])
     diagnosis = report["diagnosis"] or {"slow_ranks": [], "episodes": [], "components": {"lost": {}}}
     slow, episodes, lost = diagnosis["slow_ranks"], diagnosis["episodes"], diagnosis["components"]["lost"]

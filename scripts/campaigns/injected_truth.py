@@ -39,7 +39,8 @@ def critical_path(h5):
     delay_rank = h5["injection/rank"][:].astype(np.int64)
     delay_s = h5["injection/spent_us"][:].astype(np.float64) * 1e-6
     delay_call = _text(h5["injection/call"][:])
-    closing_call = [_text(h5["call_names"][:])[i] for i in h5["segments/closing_call"][:]]
+    call_names = _text(h5["call_names"][:])
+    closing_call = [call_names[i] for i in h5["segments/closing_call"][:]]
 
     # A rank's delay in the closing collective is its last delay in the segment,
     # planted in the call that closes it.
@@ -84,8 +85,3 @@ def injected_percent(h5):
     critical_s, _ = critical_path(h5)
     return 100.0 * critical_s / float(h5.attrs["run_time_s"])
 
-
-def largest_delay_percent(h5):
-    """Per segment the largest sum of one rank's delays, summed, in % of the run time."""
-    _, largest_s = critical_path(h5)
-    return 100.0 * largest_s / float(h5.attrs["run_time_s"])

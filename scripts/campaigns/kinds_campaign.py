@@ -67,6 +67,8 @@ common.ensure_debian_python()
 import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 
+import injected_truth  # noqa: E402
+
 BASE = ["-n", "400", "-u", "2000", "-k", "0"]
 LONG = ["-n", "60", "-u", "20000", "-k", "0"]
 COLL_RANK1 = {"TREMOR_INJECT_CALLS": "coll", "TREMOR_INJECT_RANKS": "1"}
@@ -189,8 +191,9 @@ def run_once(setup, kind, run, work):
 def analysed_row(setup, kind, run, path):
     """The row of one run file: its truth and `tremor analyze`'s figures."""
     with h5py.File(path, "r") as h5:
-        truth = common.injected_percent(h5)
-        largest_delay = common.largest_delay_percent(h5)
+        critical_s, largest_s = injected_truth.critical_path(h5)
+        truth = 100.0 * critical_s / float(h5.attrs["run_time_s"])
+        largest_delay = 100.0 * largest_s / float(h5.attrs["run_time_s"])
     report = json.loads(subprocess.run([setup["tremor"], "analyze", "--json", path], capture_output=True, text=True,
                                        check=True).stdout)
     low, high = report["lost_percent_ci"]

@@ -3,6 +3,7 @@
 // a rank's I/O against the ranks that did the same I/O. Ranks taking turns
 // on their node's CPUs: test_taking_turns.cpp.
 #include <catch2/catch.hpp>
+#include <functional>
 #include <vector>
 
 #include "measured_cells_fixtures.hpp"
@@ -50,27 +51,40 @@ TEST_CASE("a rank off the CPU while it waited for a later rank is not charged", 
   CHECK(analyze_run(run, quick_parameters()).rank_excess_s == Approx(0.6).epsilon(0.02));
 }
 
-TEST_CASE("no charge leaves a segment shorter than its work", "[analysis]") {
-  // Beside another process, every other segment: rank 0 (10 ms of CPU time)
-  // is descheduled 1 ms, so the segment lasts 11 ms; rank 1 (5 ms of CPU
-  // time), which waited for a CPU over the run, is off it 5 ms while it
-  // waits for rank 0 at the boundary. Charging rank 1's 5 ms would leave the
-  // segment 6 ms, less than the 10 ms of work it did.
+namespace {
+
+// Beside another process, every other segment: rank 0 (10 ms of CPU time) is
+// descheduled 1 ms, so the segment lasts 11 ms. The ranks for which
+// `waits(rank)` holds compute 5 ms, waited for a CPU over the run, and are
+// off it 5 ms while they wait for rank 0 at the boundary; the others compute
+// 10 ms. Start-up and shutdown outside the segments take 0.5 s, so the run's
+// own bound (its time less its work) does not bind.
+RunData rank_zero_descheduled_run(const std::function<bool(std::size_t)>& waits) {
   std::vector<std::size_t> delayed;
   for (std::size_t s = 0; s < 200; s += 2) delayed.push_back(s);
   RunData run = cputime_run(delayed, 0.001);
   const auto is_delayed = [](std::size_t s) { return s % 2 == 0; };
   for (double& wait : run.segments.late_wait_s) wait = 2e-6;
-  set_cells(run, Quantized::work, [](std::size_t r, std::size_t) { return r == 1 ? 5e6 : 1e7; });
+  set_cells(run, Quantized::work, [&](std::size_t r, std::size_t) { return waits(r) ? 5e6 : 1e7; });
   set_cells(run, Quantized::wait_time,
-            [&](std::size_t r, std::size_t s) { return r == 1 ? (is_delayed(s) ? 0.006 : 0.005) : 2e-6; });
+            [&](std::size_t r, std::size_t s) { return waits(r) ? (is_delayed(s) ? 0.006 : 0.005) : 2e-6; });
   set_cells(run, Quantized::off_cpu_time, [&](std::size_t r, std::size_t s) {
-    return !is_delayed(s) ? 0.0 : r == 0 ? 0.001 : r == 1 ? 0.005 : 0.0;
+    return !is_delayed(s) ? 0.0 : r == 0 ? 0.001 : waits(r) ? 0.005 : 0.0;
   });
-  for (RankInfo& rank : run.ranks) rank.run_queue_delay_s = rank.rank == 0 ? 0.1 : rank.rank == 1 ? 0.5 : 0.0;
-  // Start-up and shutdown outside the segments take 0.5 s: the run's own
-  // bound (its time less its work) does not bind.
+  for (RankInfo& rank : run.ranks) {
+    const auto r = static_cast<std::size_t>(rank.rank);
+    rank.run_queue_delay_s = r == 0 ? 0.1 : waits(r) ? 0.5 : 0.0;
+  }
   run.meta.run_time_s += 0.5;
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("no charge leaves a segment shorter than its work", "[analysis]") {
+  // Rank 1 alone waits: charging its 5 ms would leave the segment 6 ms, less
+  // than the 10 ms of work it did.
+  RunData run = rank_zero_descheduled_run([](std::size_t r) { return r == 1; });
   const RunAnalysis result = analyze_run(run, quick_parameters());
   REQUIRE(result.estimate_possible);
   CHECK(result.waiting_ranks >= 2);
@@ -79,24 +93,11 @@ TEST_CASE("no charge leaves a segment shorter than its work", "[analysis]") {
 }
 
 TEST_CASE("no charge leaves a segment shorter than its busiest rank's work", "[analysis]") {
-  // As above, but only rank 0 computes 10 ms per segment; the three others
-  // compute 5 ms (the median rank's work) and, having waited for a CPU over
-  // the run, are off it 5 ms while they wait for rank 0 at the boundary.
-  // The segment lost rank 0's 1 ms: charged 5 ms it would be 6 ms long, less
-  // than rank 0's work.
-  std::vector<std::size_t> delayed;
-  for (std::size_t s = 0; s < 200; s += 2) delayed.push_back(s);
-  RunData run = cputime_run(delayed, 0.001);
-  const auto is_delayed = [](std::size_t s) { return s % 2 == 0; };
-  for (double& wait : run.segments.late_wait_s) wait = 2e-6;
+  // Ranks 1-3 wait, so 5 ms is the median rank's work and only rank 0 computes
+  // 10 ms. The segment lost rank 0's 1 ms: charged 5 ms it would be 6 ms long,
+  // less than rank 0's work.
+  RunData run = rank_zero_descheduled_run([](std::size_t r) { return r != 0; });
   for (double& work : run.segments.work) work = 5e6;  // the median over the detail ranks
-  set_cells(run, Quantized::work, [](std::size_t r, std::size_t) { return r == 0 ? 1e7 : 5e6; });
-  set_cells(run, Quantized::wait_time,
-            [&](std::size_t r, std::size_t s) { return r != 0 ? (is_delayed(s) ? 0.006 : 0.005) : 2e-6; });
-  set_cells(run, Quantized::off_cpu_time,
-            [&](std::size_t r, std::size_t s) { return !is_delayed(s) ? 0.0 : r == 0 ? 0.001 : 0.005; });
-  for (RankInfo& rank : run.ranks) rank.run_queue_delay_s = rank.rank == 0 ? 0.1 : 0.5;
-  run.meta.run_time_s += 0.5;
   const RunAnalysis result = analyze_run(run, quick_parameters());
   REQUIRE(result.estimate_possible);
   CHECK(result.waiting_ranks >= 3);

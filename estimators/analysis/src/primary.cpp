@@ -408,9 +408,8 @@ double charge_measured(const RunData& run, const std::vector<PrimaryGroup>& grou
     double waiting_sum = 0.0;
     for (std::size_t r = 0; r < column.size(); ++r) {
       const bool row_waiting = r < waiting.size() && waiting[r];
-      // Over the threshold: the excess over the clean level (measured_excess).
-      const bool over = column[r] > (row_waiting ? waiting_threshold : run_threshold);
-      const double row_excess = over ? column[r] - (row_waiting ? 0.0 : run_level) : 0.0;
+      const double row_excess = row_waiting ? est::excess_over_level(column[r], waiting_threshold, 0.0)
+                                            : est::excess_over_level(column[r], run_threshold, run_level);
       excess = std::max(excess, row_excess);
       if (row_waiting) waiting_sum += std::max(0.0, row_excess);
     }

@@ -60,6 +60,12 @@ MeasuredDelayGroup measured_excess(std::span<const double> cells, std::size_t ra
                                    const MeasuredDelayOptions& options = {},
                                    std::span<const std::uint8_t> waiting_rows = {});
 
+/// A measured cell's charge: over `threshold` it was delayed, and is charged
+/// its excess over the clean `level`; otherwise nothing.
+inline double excess_over_level(double value, double threshold, double level) {
+  return value > threshold ? value - level : 0.0;
+}
+
 /// What a cell of a waiting row must exceed: the jitter over the spread floor.
 double waiting_threshold_s(const MeasuredDelayOptions& options);
 
