@@ -39,6 +39,16 @@ Tremor's own start-up I/O) are not the application's and are left out. The wall 
 each run's excess over the median run time of the same program without
 injection (clean, checkpoint, io_clean), when that kind was run.
 
+Two columns bound what any estimator could score against these truths. A
+wall-clock truth takes the clean runs' median as each run's own clean time;
+"exact estimate's accuracy" is the accuracy an estimate exact for the run
+would score if its clean time had been that of another clean run (median and
+10 % quantile over run and clean-run pairs). An injected truth leaves out the
+machine's own interference; run_queue_percent is the kernel's count of it
+(schedstat run delay, summed over ranks, % of the run), and the last column
+scores the estimate against the truth plus that count (not where the ranks
+take turns on the CPUs: their run queue is the job's own).
+
 usage: kinds_campaign.py --build BUILD_DIR [--kinds k1,k2] [--runs N] [--output DIR] [--plot]
        [--workload NAME=COMMAND --flavour mpich|openmpi --np N [--launcher CMD]]
 With --workload, a real application replaces the demo (see
@@ -99,7 +109,33 @@ KINDS = {
 CONTENDED = {"contended": (0.0, None), "contended_window": (0.30, 0.35)}
 COLUMNS = ["workload", "kind", "run", "truth_percent", "wall_percent", "primary_percent", "primary_ci_low", "primary_ci_high",
            "mad4_percent", "run_time_s", "intrinsic_run_time_s", "class", "truth_class", "lost_compute_percent",
-           "lost_mpi_percent", "lost_io_percent", "largest_delay_percent"]
+           "lost_mpi_percent", "lost_io_percent", "largest_delay_percent", "run_queue_percent"]
+
+
+def reference_times(rows, row):
+    """Run times of the same program without injection, in the same campaign."""
+    settings, arguments = KINDS[row["kind"]]
+    demo = row["workload"] == "bsp_demo"
+    references = [k for k, (s, a) in KINDS.items()
+                  if not s and k not in CONTENDED and (a == arguments or not demo)]
+    return [r["run_time_s"] for r in rows if r["kind"] in references and r["workload"] == row["workload"]]
+
+
+def exact_estimate_accuracies(rows, row):
+    """A wall-clock truth takes the clean runs' median as this run's own clean
+    time, but clean runs differ among themselves. If this run's clean time had
+    been that of clean run j, an estimate exact for the run would read the
+    truth less (T_j - median) / T and score this accuracy against the truth:
+    one value per clean run: the ceiling the reference's spread sets on any
+    estimator."""
+    times = reference_times(rows, row)
+    if row["kind"] not in CONTENDED or not times:
+        return []
+    median = float(np.median(times))
+    truth = row["truth_percent"]
+    return [1.0 - abs(common.probability_high(truth)
+                      - common.probability_high(truth - 100.0 * (time - median) / row["run_time_s"]))
+            for time in times]
 
 
 def add_wall_clock(rows):
@@ -109,11 +145,7 @@ def add_wall_clock(rows):
     cost, side effects included (a cold cache after a sleep, a slower flush);
     it also holds the machine's own variation between runs."""
     for row in rows:
-        settings, arguments = KINDS[row["kind"]]
-        demo = row["workload"] == "bsp_demo"
-        references = [k for k, (s, a) in KINDS.items()
-                      if not s and k not in CONTENDED and (a == arguments or not demo)]
-        times = [r["run_time_s"] for r in rows if r["kind"] in references and r["workload"] == row["workload"]]
+        times = reference_times(rows, row)
         row["wall_percent"] = (100.0 * (row["run_time_s"] - float(np.median(times))) / row["run_time_s"]
                                if times else "")
         if row["kind"] in CONTENDED:  # nothing planted: what the wall clock lost is the truth
@@ -194,6 +226,11 @@ def analysed_row(setup, kind, run, path):
         critical_s, largest_s = injected_truth.critical_path(h5)
         truth = 100.0 * critical_s / float(h5.attrs["run_time_s"])
         largest_delay = 100.0 * largest_s / float(h5.attrs["run_time_s"])
+        # The kernel's count of time the ranks were runnable but not running
+        # (schedstat), summed over ranks: the machine's own CPU-side
+        # interference, which the injected truth leaves out.
+        queued = h5["/ranks/run_queue_delay_s"][:] if "/ranks/run_queue_delay_s" in h5 else None
+        run_queue = 100.0 * float(queued.sum()) / float(h5.attrs["run_time_s"]) if queued is not None else ""
     report = json.loads(subprocess.run([setup["tremor"], "analyze", "--json", path], capture_output=True, text=True,
                                        check=True).stdout)
     low, high = report["lost_percent_ci"]
@@ -201,7 +238,8 @@ def analysed_row(setup, kind, run, path):
     return {"lost_compute_percent": lost_parts.get("compute", ""), "lost_mpi_percent": lost_parts.get("mpi", ""),
             "lost_io_percent": lost_parts.get("io", ""),
             "workload": setup["name"], "kind": kind, "run": run, "truth_percent": truth,
-            "largest_delay_percent": largest_delay,
+            "largest_delay_percent": largest_delay, "run_queue_percent": run_queue,
+            "taking_turns": bool((report.get("primary") or {}).get("taking_turns")),
             "segments": report["segments"],
             "primary_percent": report["lost_percent"], "primary_ci_low": low, "primary_ci_high": high,
             "mad4_percent": report["paper_mad4_percent"], "run_time_s": report["run_time_s"],
@@ -209,11 +247,45 @@ def analysed_row(setup, kind, run, path):
             "truth_class": common.interference_class(truth)}
 
 
+def median_text(values):
+    values = [v for v in values if v != ""]
+    return f"{np.median(np.array(values, dtype=float)):.2f}" if values else "-"
+
+
+def with_run_queue_text(mine):
+    """Accuracy against the injected truth plus the kernel's run-queue delay
+    summed over ranks (an upper bound of what the machine's own processes
+    cost the run: waits that overlapped count twice). Not for wall-clock
+    truths, which hold the machine's part already, nor for ranks that take
+    turns on the CPUs, whose run queue is the job's own."""
+    if mine[0]["kind"] in CONTENDED:
+        return "-"
+    pairs = [(r["truth_percent"] + float(r["run_queue_percent"]), r["primary_percent"]) for r in mine
+             if r["run_queue_percent"] != "" and not r.get("taking_turns")]
+    if not pairs:
+        return "-"
+    accuracy = [1.0 - abs(common.probability_high(t) - common.probability_high(p)) for t, p in pairs]
+    return f"{np.median(accuracy):.3f} / {min(accuracy):.3f}"
+
+
+def ceiling_text(rows, mine):
+    """Median and 10 % quantile over (run, clean run) pairs of
+    exact_estimate_accuracies; '-' where the truth is injected."""
+    if mine[0]["kind"] not in CONTENDED:
+        return "-"
+    values = [a for row in mine for a in exact_estimate_accuracies(rows, row)]
+    if not values:
+        return "-"
+    return f"{np.median(values):.3f} / {np.quantile(values, 0.1):.3f}"
+
+
 def summarize(rows):
     lines = ["| workload | kind | runs | median truth % | median wall-clock % | median primary % | "
              "median abs(primary - truth) pp | median abs(primary - wall) pp | "
-             "median 4·MAD % | median abs(4·MAD - truth) pp | median accuracy (primary) | min accuracy (primary) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "median 4·MAD % | median abs(4·MAD - truth) pp | median accuracy (primary) | min accuracy (primary) | "
+             "exact estimate's accuracy (median / 10 %) | median run queue % | "
+             "accuracy against truth + run queue (median / min) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for workload, kind in dict.fromkeys((r["workload"], r["kind"]) for r in rows):
         mine = [r for r in rows if r["kind"] == kind and r["workload"] == workload]
         truth = np.array([r["truth_percent"] for r in mine])
@@ -228,7 +300,9 @@ def summarize(rows):
                              for t, p in zip(truth, primary)])
         lines.append(f"| {workload} | {kind} | {len(mine)} | {np.median(truth):.2f} | {wall_text} | {np.median(primary):.2f} | "
                      f"{np.median(abs(primary - truth)):.2f} | {wall_error} | {np.median(mad4):.2f} | "
-                     f"{np.median(abs(mad4 - truth)):.2f} | {np.median(accuracy):.3f} | {accuracy.min():.3f} |")
+                     f"{np.median(abs(mad4 - truth)):.2f} | {np.median(accuracy):.3f} | {accuracy.min():.3f} | "
+                     f"{ceiling_text(rows, mine)} | {median_text(r['run_queue_percent'] for r in mine)} | "
+                     f"{with_run_queue_text(mine)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""The kinds campaign's bound on what any estimator could score against a
+wall-clock truth (kinds_campaign.exact_estimate_accuracies), on rows whose
+values are known by construction:
+
+- clean runs of 1.0, 1.1 and 1.15 s put the reference at 1.1 s;
+- a run beside a busy loop that took 1.25 s then has a wall-clock truth of
+  0.15 / 1.25 (12 %, on the logistic's steep part); had its own clean time
+  been 1.0 or 1.15 s, an estimate exact for it would read 20 % or 8 %, and
+  against the median clean run it matches the truth;
+- an injected kind has no such bound (its truth is not the wall clock);
+- the summary shows the median and 10 % quantile over those pairs, the
+  median run queue, and for an injected kind the accuracy against the truth
+  plus the run queue (10.4 % read for 10.0 % planted and 0.5 % queued),
+  which ranks taking turns on the CPUs leave out.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "campaigns"))
+import campaign_common as common  # noqa: E402
+
+common.ensure_debian_python()
+import numpy as np  # noqa: E402
+
+import kinds_campaign  # noqa: E402
+
+
+def row(kind, run, time_s, truth=0.0, primary=0.0):
+    return {"workload": "app", "kind": kind, "run": run, "run_time_s": time_s, "truth_percent": truth,
+            "primary_percent": primary, "mad4_percent": primary, "wall_percent": "", "run_queue_percent": 0.5}
+
+
+def fail(message):
+    print(f"FAIL: {message}")
+    sys.exit(1)
+
+
+def main():
+    rows = [row("clean", 0, 1.0), row("clean", 1, 1.1), row("clean", 2, 1.15),
+            row("contended_window", 0, 1.25), row("sparse", 0, 1.3, truth=10.0, primary=10.4)]
+    kinds_campaign.add_wall_clock(rows)
+    contended = rows[3]
+    truth = 100.0 * 0.15 / 1.25
+    if abs(contended["truth_percent"] - truth) > 1e-9:
+        fail(f"wall-clock truth {contended['truth_percent']} for {truth}")
+
+    p = common.probability_high
+    expected = sorted(1.0 - abs(p(truth) - p(100.0 * exact / 1.25)) for exact in (0.25, 0.15, 0.10))
+    got = sorted(kinds_campaign.exact_estimate_accuracies(rows, contended))
+    if len(got) != 3 or max(abs(a - b) for a, b in zip(got, expected)) > 1e-12:
+        fail(f"exact-estimate accuracies {got} for {expected}")
+    if got[-1] != 1.0 or got[1] > 0.7:
+        fail(f"the median clean run must score 1 and one 0.1 s away far less: {got}")
+    if kinds_campaign.exact_estimate_accuracies(rows, rows[4]):
+        fail("an injected truth has no wall-clock bound")
+
+    summary = kinds_campaign.summarize(rows)
+    line = next(x for x in summary.splitlines() if "| contended_window |" in x)
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    want = f"{np.median(expected):.3f} / {np.quantile(expected, 0.1):.3f}"
+    if cells[-3] != want or cells[-2] != "0.50" or cells[-1] != "-":
+        fail(f"summary cells {cells[-3:]} for [{want}, 0.50, -]")
+    sparse = [c.strip() for c in next(x for x in summary.splitlines() if "| sparse |" in x).strip("|").split("|")]
+    score = 1.0 - abs(p(10.5) - p(10.4))
+    if sparse[-3] != "-" or sparse[-1] != f"{score:.3f} / {score:.3f}":
+        fail(f"sparse cells {sparse[-3:]} for [-, {score:.3f} / {score:.3f}]")
+    rows[4]["taking_turns"] = True
+    taking_turns = next(x for x in kinds_campaign.summarize(rows).splitlines() if "| sparse |" in x)
+    if not taking_turns.rstrip().endswith("| - |"):
+        fail(f"ranks taking turns scored against their own run queue: {taking_turns}")
+    print("PASS: exact-estimate accuracy against a wall-clock truth, accuracy with the run queue, summary cells")
+
+
+if __name__ == "__main__":
+    main()
