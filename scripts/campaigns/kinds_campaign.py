@@ -48,6 +48,9 @@ machine's own interference; run_queue_percent is the kernel's count of it
 (schedstat run delay, summed over ranks, % of the run), and the last column
 scores the estimate against the truth plus that count (not where the ranks
 take turns on the CPUs: their run queue is the job's own).
+intrinsic_vs_clean_percent compares the run's intrinsic run time (what it
+would have taken without the interference found) with the clean runs'
+median run time.
 
 usage: kinds_campaign.py --build BUILD_DIR [--kinds k1,k2] [--runs N] [--output DIR] [--plot]
        [--workload NAME=COMMAND --flavour mpich|openmpi --np N [--launcher CMD]]
@@ -109,7 +112,8 @@ KINDS = {
 CONTENDED = {"contended": (0.0, None), "contended_window": (0.30, 0.35)}
 COLUMNS = ["workload", "kind", "run", "truth_percent", "wall_percent", "primary_percent", "primary_ci_low", "primary_ci_high",
            "mad4_percent", "run_time_s", "intrinsic_run_time_s", "class", "truth_class", "lost_compute_percent",
-           "lost_mpi_percent", "lost_io_percent", "largest_delay_percent", "run_queue_percent"]
+           "lost_mpi_percent", "lost_io_percent", "largest_delay_percent", "run_queue_percent",
+           "intrinsic_vs_clean_percent"]
 
 
 def reference_times(rows, row):
@@ -148,6 +152,10 @@ def add_wall_clock(rows):
         times = reference_times(rows, row)
         row["wall_percent"] = (100.0 * (row["run_time_s"] - float(np.median(times))) / row["run_time_s"]
                                if times else "")
+        # What the run would have taken without the interference found,
+        # against what the same program took alone.
+        row["intrinsic_vs_clean_percent"] = (100.0 * (row["intrinsic_run_time_s"] / float(np.median(times)) - 1.0)
+                                             if times else "")
         if row["kind"] in CONTENDED:  # nothing planted: what the wall clock lost is the truth
             row["truth_percent"] = row["wall_percent"] if times else float("nan")
 
@@ -252,6 +260,16 @@ def median_text(values):
     return f"{np.median(np.array(values, dtype=float)):.2f}" if values else "-"
 
 
+def intrinsic_text(mine):
+    """The intrinsic run time's signed median deviation from the clean runs'
+    median time, and its largest deviation, in %."""
+    values = np.array([r["intrinsic_vs_clean_percent"] for r in mine if r.get("intrinsic_vs_clean_percent", "") != ""],
+                      dtype=float)
+    if values.size == 0:
+        return "-"
+    return f"{np.median(values):+.2f} / {values[np.argmax(abs(values))]:+.2f}"
+
+
 def with_run_queue_text(mine):
     """Accuracy against the injected truth plus the kernel's run-queue delay
     summed over ranks (an upper bound of what the machine's own processes
@@ -284,8 +302,8 @@ def summarize(rows):
              "median abs(primary - truth) pp | median abs(primary - wall) pp | "
              "median 4·MAD % | median abs(4·MAD - truth) pp | median accuracy (primary) | min accuracy (primary) | "
              "exact estimate's accuracy (median / 10 %) | median run queue % | "
-             "accuracy against truth + run queue (median / min) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "accuracy against truth + run queue (median / min) | intrinsic time against clean, % (median / largest) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for workload, kind in dict.fromkeys((r["workload"], r["kind"]) for r in rows):
         mine = [r for r in rows if r["kind"] == kind and r["workload"] == workload]
         truth = np.array([r["truth_percent"] for r in mine])
@@ -302,7 +320,7 @@ def summarize(rows):
                      f"{np.median(abs(primary - truth)):.2f} | {wall_error} | {np.median(mad4):.2f} | "
                      f"{np.median(abs(mad4 - truth)):.2f} | {np.median(accuracy):.3f} | {accuracy.min():.3f} | "
                      f"{ceiling_text(rows, mine)} | {median_text(r['run_queue_percent'] for r in mine)} | "
-                     f"{with_run_queue_text(mine)} |")
+                     f"{with_run_queue_text(mine)} | {intrinsic_text(mine)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -12,7 +12,8 @@ values are known by construction:
 - the summary shows the median and 10 % quantile over those pairs, the
   median run queue, and for an injected kind the accuracy against the truth
   plus the run queue (10.4 % read for 10.0 % planted and 0.5 % queued),
-  which ranks taking turns on the CPUs leave out.
+  which ranks taking turns on the CPUs leave out;
+- the intrinsic run time against the clean runs' median: +2 % and −1 %.
 """
 import os
 import sys
@@ -26,9 +27,10 @@ import numpy as np  # noqa: E402
 import kinds_campaign  # noqa: E402
 
 
-def row(kind, run, time_s, truth=0.0, primary=0.0):
+def row(kind, run, time_s, truth=0.0, primary=0.0, intrinsic_s=None):
     return {"workload": "app", "kind": kind, "run": run, "run_time_s": time_s, "truth_percent": truth,
-            "primary_percent": primary, "mad4_percent": primary, "wall_percent": "", "run_queue_percent": 0.5}
+            "primary_percent": primary, "mad4_percent": primary, "wall_percent": "", "run_queue_percent": 0.5,
+            "intrinsic_run_time_s": time_s if intrinsic_s is None else intrinsic_s}
 
 
 def fail(message):
@@ -38,7 +40,8 @@ def fail(message):
 
 def main():
     rows = [row("clean", 0, 1.0), row("clean", 1, 1.1), row("clean", 2, 1.15),
-            row("contended_window", 0, 1.25), row("sparse", 0, 1.3, truth=10.0, primary=10.4)]
+            row("contended_window", 0, 1.25, intrinsic_s=1.122),
+            row("sparse", 0, 1.3, truth=10.0, primary=10.4, intrinsic_s=1.089)]
     kinds_campaign.add_wall_clock(rows)
     contended = rows[3]
     truth = 100.0 * 0.15 / 1.25
@@ -59,17 +62,18 @@ def main():
     line = next(x for x in summary.splitlines() if "| contended_window |" in x)
     cells = [c.strip() for c in line.strip("|").split("|")]
     want = f"{np.median(expected):.3f} / {np.quantile(expected, 0.1):.3f}"
-    if cells[-3] != want or cells[-2] != "0.50" or cells[-1] != "-":
-        fail(f"summary cells {cells[-3:]} for [{want}, 0.50, -]")
+    if cells[-4] != want or cells[-3] != "0.50" or cells[-2] != "-" or cells[-1] != "+2.00 / +2.00":
+        fail(f"summary cells {cells[-4:]} for [{want}, 0.50, -, +2.00 / +2.00]")
     sparse = [c.strip() for c in next(x for x in summary.splitlines() if "| sparse |" in x).strip("|").split("|")]
     score = 1.0 - abs(p(10.5) - p(10.4))
-    if sparse[-3] != "-" or sparse[-1] != f"{score:.3f} / {score:.3f}":
-        fail(f"sparse cells {sparse[-3:]} for [-, {score:.3f} / {score:.3f}]")
+    if sparse[-4] != "-" or sparse[-2] != f"{score:.3f} / {score:.3f}" or sparse[-1] != "-1.00 / -1.00":
+        fail(f"sparse cells {sparse[-4:]} for [-, 0.50, {score:.3f} / {score:.3f}, -1.00 / -1.00]")
     rows[4]["taking_turns"] = True
     taking_turns = next(x for x in kinds_campaign.summarize(rows).splitlines() if "| sparse |" in x)
-    if not taking_turns.rstrip().endswith("| - |"):
+    if not taking_turns.rstrip().endswith("| - | -1.00 / -1.00 |"):
         fail(f"ranks taking turns scored against their own run queue: {taking_turns}")
-    print("PASS: exact-estimate accuracy against a wall-clock truth, accuracy with the run queue, summary cells")
+    print("PASS: exact-estimate accuracy against a wall-clock truth, accuracy with the run queue, intrinsic time, "
+          "summary cells")
 
 
 if __name__ == "__main__":
