@@ -46,6 +46,7 @@ MeasuredDelayGroup measured_excess(std::span<const double> cells, std::size_t ra
   const double threshold =
       std::min(options.threshold_cap_s, group.clean_level_s + options.jitter_in_spreads * group.clean_spread_s);
   group.threshold_s = threshold;
+  group.charge_level_s = std::min(group.clean_level_s, threshold);
   // Time spent runnable without a CPU is never the application's own sleep.
   const double waiting_threshold = std::min(threshold, waiting_threshold_s(options));
   group.excess_s.assign(segments, 0.0);
@@ -57,7 +58,7 @@ MeasuredDelayGroup measured_excess(std::span<const double> cells, std::size_t ra
   for (std::size_t r = 0; r < ranks; ++r) {
     const bool waiting = r < waiting_rows.size() && waiting_rows[r] != 0;
     const double row_threshold = waiting ? waiting_threshold : threshold;
-    const double row_level = waiting ? 0.0 : std::min(group.clean_level_s, threshold);
+    const double row_level = waiting ? 0.0 : group.charge_level_s;
     for (std::size_t s = 0; s < segments; ++s) {
       const double excess = excess_over_level(clean_value(cells[r * segments + s]), row_threshold, row_level);
       group.excess_s[s] = std::max(group.excess_s[s], excess);

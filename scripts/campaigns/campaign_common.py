@@ -54,6 +54,11 @@ def probability_high(percent):
     return e / (1.0 + e)
 
 
+def logistic_accuracy(truth_percent, estimate_percent):
+    """1 − |p(truth) − p(estimate)|: the campaigns' accuracy of an estimate."""
+    return 1.0 - abs(probability_high(truth_percent) - probability_high(estimate_percent))
+
+
 def interference_class(percent):
     if percent < LOW_LIMIT:
         return "low"

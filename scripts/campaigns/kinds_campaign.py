@@ -118,7 +118,7 @@ COLUMNS = ["workload", "kind", "run", "truth_percent", "wall_percent", "primary_
 
 def reference_times(rows, row):
     """Run times of the same program without injection, in the same campaign."""
-    settings, arguments = KINDS[row["kind"]]
+    arguments = KINDS[row["kind"]][1]
     demo = row["workload"] == "bsp_demo"
     references = [k for k, (s, a) in KINDS.items()
                   if not s and k not in CONTENDED and (a == arguments or not demo)]
@@ -137,9 +137,7 @@ def exact_estimate_accuracies(rows, row):
         return []
     median = float(np.median(times))
     truth = row["truth_percent"]
-    return [1.0 - abs(common.probability_high(truth)
-                      - common.probability_high(truth - 100.0 * (time - median) / row["run_time_s"]))
-            for time in times]
+    return [common.logistic_accuracy(truth, truth - 100.0 * (time - median) / row["run_time_s"]) for time in times]
 
 
 def add_wall_clock(rows):
@@ -150,12 +148,11 @@ def add_wall_clock(rows):
     it also holds the machine's own variation between runs."""
     for row in rows:
         times = reference_times(rows, row)
-        row["wall_percent"] = (100.0 * (row["run_time_s"] - float(np.median(times))) / row["run_time_s"]
-                               if times else "")
+        clean_s = float(np.median(times)) if times else None
+        row["wall_percent"] = 100.0 * (row["run_time_s"] - clean_s) / row["run_time_s"] if times else ""
         # What the run would have taken without the interference found,
         # against what the same program took alone.
-        row["intrinsic_vs_clean_percent"] = (100.0 * (row["intrinsic_run_time_s"] / float(np.median(times)) - 1.0)
-                                             if times else "")
+        row["intrinsic_vs_clean_percent"] = 100.0 * (row["intrinsic_run_time_s"] / clean_s - 1.0) if times else ""
         if row["kind"] in CONTENDED:  # nothing planted: what the wall clock lost is the truth
             row["truth_percent"] = row["wall_percent"] if times else float("nan")
 
@@ -263,7 +260,7 @@ def median_text(values):
 def intrinsic_text(mine):
     """The intrinsic run time's signed median deviation from the clean runs'
     median time, and its largest deviation, in %."""
-    values = np.array([r["intrinsic_vs_clean_percent"] for r in mine if r.get("intrinsic_vs_clean_percent", "") != ""],
+    values = np.array([r["intrinsic_vs_clean_percent"] for r in mine if r["intrinsic_vs_clean_percent"] != ""],
                       dtype=float)
     if values.size == 0:
         return "-"
@@ -282,7 +279,7 @@ def with_run_queue_text(mine):
              if r["run_queue_percent"] != "" and not r.get("taking_turns")]
     if not pairs:
         return "-"
-    accuracy = [1.0 - abs(common.probability_high(t) - common.probability_high(p)) for t, p in pairs]
+    accuracy = [common.logistic_accuracy(t, p) for t, p in pairs]
     return f"{np.median(accuracy):.3f} / {min(accuracy):.3f}"
 
 
@@ -314,8 +311,7 @@ def summarize(rows):
         wall_primary = np.array([r["primary_percent"] for r in mine if r["wall_percent"] != ""])
         wall_text = f"{np.median(wall):.2f}" if walls else "-"
         wall_error = f"{np.median(abs(wall_primary - wall)):.2f}" if walls else "-"
-        accuracy = np.array([1.0 - abs(common.probability_high(t) - common.probability_high(p))
-                             for t, p in zip(truth, primary)])
+        accuracy = np.array([common.logistic_accuracy(t, p) for t, p in zip(truth, primary)])
         lines.append(f"| {workload} | {kind} | {len(mine)} | {np.median(truth):.2f} | {wall_text} | {np.median(primary):.2f} | "
                      f"{np.median(abs(primary - truth)):.2f} | {wall_error} | {np.median(mad4):.2f} | "
                      f"{np.median(abs(mad4 - truth)):.2f} | {np.median(accuracy):.3f} | {accuracy.min():.3f} | "

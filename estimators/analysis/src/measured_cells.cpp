@@ -333,7 +333,7 @@ std::pair<double, double> run_measured_level(const RunData& run, std::span<const
     cells.insert(cells.end(), column.begin(), column.end());
   }
   const estimators::MeasuredDelayGroup level = estimators::measured_excess(cells, 1, cells.size());
-  return {std::min(level.clean_level_s, level.threshold_s), level.threshold_s};
+  return {level.charge_level_s, level.threshold_s};
 }
 
 }  // namespace tremor::analysis::detail

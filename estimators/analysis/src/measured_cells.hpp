@@ -140,9 +140,10 @@ struct SleptOnSharedCpus {
 SleptOnSharedCpus slept_on_shared_cpus(const RunData& run, std::span<const std::uint8_t> oversubscribed,
                                        const MeasuredCells& measured);
 
-// The measured-delay clean level and threshold (level + jitter) of the whole
-// run, from the cells of the listed segments (every k-th segment beyond 2^17
-// cells: a level needs no more); {0, infinity} without any.
+// The measured-delay charge level (MeasuredDelayGroup::charge_level_s) and
+// threshold (level + jitter) of the whole run, from the cells of the listed
+// segments (every k-th segment beyond 2^17 cells: a level needs no more);
+// {0, infinity} without any.
 std::pair<double, double> run_measured_level(const RunData& run, std::span<const std::size_t> segments,
                                              MeasuredCells& measured);
 

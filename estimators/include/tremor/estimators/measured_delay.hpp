@@ -42,6 +42,9 @@ struct MeasuredDelayGroup {
   double clean_level_s = 0.0;  ///< expected off-CPU time of a clean cell
   double clean_spread_s = 0.0;
   double threshold_s = 0.0;      ///< what a cell must exceed to count (rows not waiting)
+  /// What a counted cell is charged beyond: the clean level, at most the
+  /// threshold (which a cap may set below the group's own level).
+  double charge_level_s = 0.0;
   std::vector<double> excess_s;  ///< per segment: the largest excess over its ranks, >= 0
   /// Per segment: the excesses of the waiting rows summed (empty without waiting rows).
   std::vector<double> waiting_sum_s;
