@@ -43,9 +43,10 @@ for pass in "${passes[@]}"; do
       # cputime_work_4us the instrumented wrapper's ~20 us outweighs the 4 us
       # of compute it measures), the long runs (RSS bounds neither), UX and
       # campaigns (shell launchers).
-      (cd "$top/build-asan" && ctest --output-on-failure --timeout 600 \
+      (cd "$top/build-asan" && ctest --output-on-failure --timeout 600 --output-junit ctest-junit.xml \
         -R '^(segments|estimators|analysis|config|counters|injector|integration|coverage)\.' \
         -E 'inert_without_mpi_init|long_run|analysis_finds_planted|analysis_quiet_run|_work_4us') || status=1
+      "$top/scripts/print-skips.py" "$top/build-asan/ctest-junit.xml"
       ;;
     tsan)
       echo "== sanitizers: ThreadSanitizer build (MPICH), threaded test"

@@ -13,6 +13,7 @@
 
 #include "synthetic_run.hpp"
 #include "temp_dir.hpp"
+#include "test_helpers.hpp"
 #include "tremor/analysis/report.hpp"
 
 namespace fs = std::filesystem;
@@ -21,6 +22,7 @@ using namespace tremor::analysis;
 using tremor::test::SyntheticGroup;
 using tremor::test::SyntheticSpec;
 using tremor::test::TempDir;
+using tremor::test::longest_line;
 
 namespace {
 
@@ -62,20 +64,6 @@ fs::path write_file(const TempDir& dir, const RunData& run, const std::string& n
   std::string error;
   REQUIRE(write_run(path, run, error));
   return path;
-}
-
-// Code points per line (the report uses a few UTF-8 characters).
-std::size_t longest_line(const std::string& text) {
-  std::size_t longest = 0, current = 0;
-  for (const char ch : text) {
-    if (ch == '\n') {
-      longest = std::max(longest, current);
-      current = 0;
-    } else if ((static_cast<unsigned char>(ch) & 0xC0) != 0x80) {
-      ++current;
-    }
-  }
-  return std::max(longest, current);
 }
 
 }  // namespace
