@@ -318,7 +318,7 @@ TEST_CASE("a slow iteration after every checkpoint is intrinsic, not interferenc
   CHECK(result.paper_mad4_percent > 2.0);  // of the 2.9 % the recurring slowdown adds
 }
 
-TEST_CASE("with the CPU-time counter a segment that did more work is not delayed; one off the CPU is",
+TEST_CASE("with the CPU-time counter a segment that did more work is not delayed, one off the CPU is",
           "[analysis]") {
   // 10 ms segments whose CPU time varies as an application's own steps do:
   // most at 10 ms, one in five 0.3-0.9 ms heavier, and as much longer.
@@ -530,7 +530,7 @@ TEST_CASE("one isolated extreme among the maxima: the report says the GEV fit mi
                      [](const Warning& w) { return w.code == "fit_misses_extremes"; }));
 }
 
-TEST_CASE("same seed, same report; another seed, other bootstrap draws", "[analysis]") {
+TEST_CASE("same seed, same report, another seed, other bootstrap draws", "[analysis]") {
   const RunData run = tremor::test::synthetic_run(planted_spec(0.08));
   AnalysisParameters parameters = quick_parameters(200);
   const std::string first = report_json(run, analyze_run(run, parameters), "f.h5").dump();

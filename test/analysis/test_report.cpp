@@ -111,7 +111,7 @@ TEST_CASE("JSON report carries the documented fields", "[report]") {
   }
 }
 
-TEST_CASE("report_run writes /analysis and the reserved JSON; tremor analyze agrees", "[report][cli]") {
+TEST_CASE("report_run writes /analysis and the reserved JSON, tremor analyze agrees", "[report][cli]") {
   TempDir dir;
   const RunData run = tremor::test::synthetic_run(medium_spec());
   const fs::path h5 = write_file(dir, run);

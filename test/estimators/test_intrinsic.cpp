@@ -236,7 +236,7 @@ TEST_CASE("a low outlier does not pull the baseline down", "[intrinsic]") {
   CHECK(after.total_lost < 0.001 * run.total);
 }
 
-TEST_CASE("the interval holds the planted truth and the point; seeded, it repeats", "[intrinsic]") {
+TEST_CASE("the interval holds the planted truth and the point, seeded, it repeats", "[intrinsic]") {
   const Planted run = planted_groups(51, 3, 40, 0.01, 0.4, 0.2);
   const auto groups = spans(run.groups);
   const IntrinsicEstimate estimate = estimate_intrinsic(groups);
