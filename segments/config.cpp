@@ -167,6 +167,18 @@ std::optional<std::string> parse_spill_interval(std::string_view text, Config& c
   return std::nullopt;
 }
 
+std::optional<std::string> parse_finalize_limit(std::string_view text, Config& c) {
+  text = trim(text);
+  if (text == "off") {
+    c.finalize_limit_s = -1.0;
+    return std::nullopt;
+  }
+  const auto value = to_double(text);
+  if (!value || *value <= 0.0 || *value > 86400.0) return "must be seconds in (0, 86400] or off";
+  c.finalize_limit_s = *value;
+  return std::nullopt;
+}
+
 constexpr std::array kSettingTable{
     Setting{"TREMOR_ENABLE", "1", "Set to 0 to load Tremor but record nothing.",
             [](std::string_view t, Config& c) { return parse_bool(t, c.enabled); },
@@ -210,6 +222,14 @@ constexpr std::array kSettingTable{
             parse_spill_interval,
             [](const Config& c) {
               return c.spill_interval_s < 0 ? std::string("off") : format_double(c.spill_interval_s);
+            }},
+    Setting{"TREMOR_FINALIZE_LIMIT", "60",
+            "Seconds Tremor's end-of-run work (gather, run file, analysis) may take once every rank reached "
+            "MPI_Finalize; past it Tremor stops, says so, keeps the spill files for tremor analyze --recover and lets "
+            "MPI_Finalize proceed (off: no limit).",
+            parse_finalize_limit,
+            [](const Config& c) {
+              return c.finalize_limit_s < 0 ? std::string("off") : format_double(c.finalize_limit_s);
             }},
 };
 

@@ -38,7 +38,8 @@ TEST_CASE("valid values are used") {
                                                        {"TREMOR_SEED", "18446744073709551615"},
                                                        {"TREMOR_ENABLE", "off"},
                                                        {"TREMOR_MIN_GROUP", "7"},
-                                                       {"TREMOR_SPILL_INTERVAL", "0.25"}}));
+                                                       {"TREMOR_SPILL_INTERVAL", "0.25"},
+                                                       {"TREMOR_FINALIZE_LIMIT", "2.5"}}));
   CHECK(result.messages.empty());
   CHECK(result.config.mad_factor == 3.5);
   CHECK(result.config.scales == std::vector<double>{2.0, 16.0, 1.5});
@@ -47,6 +48,8 @@ TEST_CASE("valid values are used") {
   CHECK_FALSE(result.config.enabled);
   CHECK(result.config.min_group == 7);
   CHECK(result.config.spill_interval_s == 0.25);
+  CHECK(result.config.finalize_limit_s == 2.5);
+  CHECK(tremor::load_config(environment({{"TREMOR_FINALIZE_LIMIT", "off"}})).config.finalize_limit_s < 0);
   CHECK(tremor::load_config(environment({{"TREMOR_SPILL_INTERVAL", "off"}})).config.spill_interval_s < 0);
   CHECK(tremor::load_config(environment({{"TREMOR_SPILL_INTERVAL", "0"}})).config.spill_interval_s == 0.0);
 }
@@ -67,6 +70,7 @@ TEST_CASE("each bad value gets one message naming it and keeps the default") {
       {"TREMOR_DETAIL_RANKS", {"0", "65537"}},
       {"TREMOR_COUNTERS", {std::string("PAPI_TOT_INS\n")}},
       {"TREMOR_SPILL_INTERVAL", {"", "-1", "86401", "OFF", "1s", "nan"}},
+      {"TREMOR_FINALIZE_LIMIT", {"", "0", "-1", "86401", "60s", "inf"}},
   };
   for (const auto& [name, values] : bad) {
     for (const auto& value : values) {

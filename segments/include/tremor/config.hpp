@@ -32,6 +32,9 @@ struct Config {
   // Crash-recovery spill: seconds between appends of the buffered segments
   // (0: at every boundary); negative: no spill.
   double spill_interval_s = 1.0;
+  // Seconds Tremor's end-of-run work may take once every rank reached
+  // MPI_Finalize; past it Tremor stops and MPI_Finalize proceeds. Negative: no limit.
+  double finalize_limit_s = 60.0;
 };
 
 struct Setting {
