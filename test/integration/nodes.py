@@ -15,8 +15,8 @@ CASE:
              (`tremor analyze`), so they read it; turbo reads as on only on
              node-1 and the environment warning names node-1 and no other
   slow-node  node-2's ranks are bound to CPU 1 beside CPU hogs, the others to
-             CPU 0: node-2 is the first of diagnosis.slow_nodes, with exactly
-             its ranks
+             CPU 0: node-2 is the first of diagnosis.slow_nodes, with the
+             number of ranks the layout put on it
 Needs root (unshare); without it, or where unshare is refused, the test is
 skipped (exit 77) with the reason.
 """
@@ -141,8 +141,7 @@ def slow_node_case(opts, out):
         first = nodes[0]
         check(first["hostname"] == f"node-{slow}" and first["node"] == slow,
               f"first slow node is {first['hostname']} (id {first['node']}), expected node-{slow}")
-        ranks = first["ranks"] if isinstance(first["ranks"], list) else [int(x) for x in str(first["ranks"]).split(",")]
-        check(sorted(ranks) == expected_ranks, f"slow node's ranks {ranks} != {expected_ranks}")
+        check(first["ranks"] == len(expected_ranks), f"slow node holds {first['ranks']} ranks, not {expected_ranks}")
 
 
 def main():
