@@ -139,11 +139,18 @@ void run_finalize_driver(Recorder& recorder) noexcept {
     local.reset();  // this rank's tables are copied out; freed before the analysis's peak
 
     if (!gather.root()) {
-      if (posted && gather.post_outcome(0) &&
-          complete_by(gather.all_requests(), deadline.end() + deadline.grace_s()) == Completion::done &&
-          gather.outcome() == 1) {
-        recorder.settle_spill(true);
+      if (!posted || !gather.post_outcome(0)) return;
+      const double until = deadline.end() + deadline.grace_s();
+      Completion completion = Completion::late;
+      while (completion == Completion::late && monotonic_s() <= until) {
+        completion = complete_by(gather.all_requests(), std::min(until, monotonic_s() + 0.1));
+        // Once the root said it wrote no run file there is nothing to wait for.
+        if (completion == Completion::late &&
+            complete_by(gather.all_requests().last(1), 0.0) == Completion::done && gather.outcome() != 1) {
+          return;
+        }
       }
+      if (completion == Completion::done && gather.outcome() == 1) recorder.settle_spill(true);
       return;
     }
 
