@@ -27,7 +27,10 @@ if [ -n "${FAKE_NODE_CPUS:-}" ]; then
 fi
 turbo=""
 if [ "${FAKE_TURBO_NODE:-}" = "$node" ]; then
-  turbo="mount -t tmpfs fake-cpufreq /sys/devices/system/cpu/cpufreq && echo 1 > /sys/devices/system/cpu/cpufreq/boost &&"
+  turbo="LD_PRELOAD= mount -t tmpfs fake-cpufreq /sys/devices/system/cpu/cpufreq &&
+         echo 1 > /sys/devices/system/cpu/cpufreq/boost &&"
 fi
+# The helpers that exit run without the preload (a sanitizer runtime
+# preloaded into them can deadlock at their exit); the rank is exec'd.
 # shellcheck disable=SC2086
-exec unshare --uts --mount sh -c "hostname node-$node && $turbo exec $bind \"\$@\"" fake_node "$@"
+exec unshare --uts --mount sh -c "LD_PRELOAD= hostname node-$node && $turbo exec $bind \"\$@\"" fake_node "$@"
