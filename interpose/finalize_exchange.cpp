@@ -1,5 +1,6 @@
 #include "finalize_exchange.hpp"
 
+#include <sched.h>
 #include <time.h>
 
 #include <algorithm>
@@ -13,18 +14,29 @@ double monotonic_s() noexcept {
   return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
 }
 
-Completion complete_by(std::span<MPI_Request> requests, double until) noexcept {
-  constexpr int kBusyTests = 200;
-  long pause_ns = 1000;
-  for (int tests = 0;; ++tests) {
+Completion complete_by(std::span<MPI_Request> requests, double until,
+                       const std::function<bool()>& give_up) noexcept {
+  constexpr double kYieldingSeconds = 0.02;
+  const double yield_until = monotonic_s() + kYieldingSeconds;
+  long pause_ns = 10000;
+  for (;;) {
     int all_done = 0;
     if (PMPI_Testall(static_cast<int>(requests.size()), requests.data(), &all_done, MPI_STATUSES_IGNORE) !=
         MPI_SUCCESS) {
       return Completion::failed;
     }
     if (all_done) return Completion::done;
-    if (monotonic_s() > until) return Completion::late;
-    if (tests < kBusyTests) continue;
+    const double now = monotonic_s();
+    if (now > until) return Completion::late;
+    try {
+      if (give_up && give_up()) return Completion::late;
+    } catch (...) {
+      return Completion::failed;
+    }
+    if (now < yield_until) {
+      sched_yield();
+      continue;
+    }
     const timespec pause{0, pause_ns};
     nanosleep(&pause, nullptr);
     pause_ns = std::min(2 * pause_ns, 1000000L);

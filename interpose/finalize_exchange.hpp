@@ -7,6 +7,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <functional>
 #include <limits>
 #include <span>
 
@@ -36,11 +37,13 @@ class FinalizeDeadline {
 
 enum class Completion { done, late, failed };
 
-// Tests the requests until all have completed or the monotonic clock passes
-// `until`. Busy at first (a collective on idle cores takes microseconds),
-// then sleeping ever longer up to 1 ms between tests, so that ranks
-// outnumbering the cores leave them to the ranks that have work.
-Completion complete_by(std::span<MPI_Request> requests, double until) noexcept;
+// Tests the requests until all have completed, the monotonic clock passes
+// `until` (late) or `give_up` says so (late). For the first 20 ms each test
+// is followed by sched_yield (a collective's steps follow each other at once
+// even when ranks outnumber the cores), then by a sleep growing to 1 ms, so
+// that ranks waiting long (for the root's file) leave the cores to it.
+Completion complete_by(std::span<MPI_Request> requests, double until,
+                       const std::function<bool()>& give_up = {}) noexcept;
 
 // A committed contiguous datatype of `bytes` bytes, freed with the object.
 class ByteBlock {

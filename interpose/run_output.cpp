@@ -140,17 +140,14 @@ void run_finalize_driver(Recorder& recorder) noexcept {
 
     if (!gather.root()) {
       if (!posted || !gather.post_outcome(0)) return;
-      const double until = deadline.end() + deadline.grace_s();
-      Completion completion = Completion::late;
-      while (completion == Completion::late && monotonic_s() <= until) {
-        completion = complete_by(gather.all_requests(), std::min(until, monotonic_s() + 0.1));
-        // Once the root said it wrote no run file there is nothing to wait for.
-        if (completion == Completion::late &&
-            complete_by(gather.all_requests().last(1), 0.0) == Completion::done && gather.outcome() != 1) {
-          return;
-        }
+      // Once the root said it wrote no run file there is nothing to wait for.
+      auto root_gave_up = [&] {
+        return complete_by(gather.all_requests().last(1), 0.0) == Completion::done && gather.outcome() != 1;
+      };
+      if (complete_by(gather.all_requests(), deadline.end() + deadline.grace_s(), root_gave_up) == Completion::done &&
+          gather.outcome() == 1) {
+        recorder.settle_spill(true);
       }
-      if (completion == Completion::done && gather.outcome() == 1) recorder.settle_spill(true);
       return;
     }
 
