@@ -57,7 +57,9 @@ class FinalizeGather {
   bool post_outcome(int value);
   int outcome() const noexcept;
   // Collectives 3 and 4, then all posted ones (with the outcome).
-  std::span<MPI_Request> gather_requests() noexcept { return std::span(requests_).first(std::min<std::size_t>(2, requests_.size())); }
+  std::span<MPI_Request> gather_requests() noexcept {
+    return std::span(requests_).first(std::min<std::size_t>(2, requests_.size()));
+  }
   std::span<MPI_Request> all_requests() noexcept { return requests_; }
   // On the root, once gather_requests() completed: the program-wide record.
   RunData assemble();

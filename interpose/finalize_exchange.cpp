@@ -14,8 +14,7 @@ double monotonic_s() noexcept {
   return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
 }
 
-Completion complete_by(std::span<MPI_Request> requests, double until,
-                       const std::function<bool()>& give_up) noexcept {
+Completion complete_by(std::span<MPI_Request> requests, double until, const std::function<bool()>& give_up) noexcept {
   constexpr double kYieldingSeconds = 0.02;
   const double yield_until = monotonic_s() + kYieldingSeconds;
   long pause_ns = 10000;

@@ -50,18 +50,21 @@ void combine_summaries(void* in, void* inout, int* len, MPI_Datatype*) {
 // least time inside MPI in it: the others waited for it, in the closing
 // collective or in an earlier exchange that resynchronised them.
 struct SegmentRecord {
-  std::uint64_t sum;             // SUM: the signature hash, or a bin's count
-  double least_mpi_s;            // MINLOC with least_mpi_rank (lowest rank on ties)
-  double least_wait_s;           // MIN
+  std::uint64_t sum;    // SUM: the signature hash, or a bin's count
+  double least_mpi_s;   // MINLOC with least_mpi_rank (lowest rank on ties)
+  double least_wait_s;  // MIN
   std::int32_t least_mpi_rank;
-  std::uint16_t longest_index;   // MAX: the global duration bin index
+  std::uint16_t longest_index;  // MAX: the global duration bin index
   std::uint16_t unused;
 };
 static_assert(sizeof(SegmentRecord) == 32);
 
-constexpr SegmentRecord kNeutralRecord{0, std::numeric_limits<double>::infinity(),
-                                       std::numeric_limits<double>::infinity(), std::numeric_limits<std::int32_t>::max(),
-                                       0, 0};
+constexpr SegmentRecord kNeutralRecord{0,
+                                       std::numeric_limits<double>::infinity(),
+                                       std::numeric_limits<double>::infinity(),
+                                       std::numeric_limits<std::int32_t>::max(),
+                                       0,
+                                       0};
 
 // Records per datatype element: a few thousand, so an MPI that pipelines a
 // long reduction can cut it between elements. The same on every rank.
@@ -108,8 +111,8 @@ std::size_t payload_units(const RankSizes& sizes, bool detail, std::size_t segme
   std::size_t units = units_of(sizeof(RankFacts)) + units_of(sizes.environment_bytes) +
                       units_of(sizes.injection_records * sizeof(tremor_inject_record));
   if (detail) {
-    units += units_of(kQuantizedCount * segments * sizeof(std::uint16_t)) +
-             units_of(segments * sizeof(std::uint32_t)) + sizes.signatures * kFeatureCount;
+    units += units_of(kQuantizedCount * segments * sizeof(std::uint16_t)) + units_of(segments * sizeof(std::uint32_t)) +
+             sizes.signatures * kFeatureCount;
   }
   return units;
 }
@@ -324,7 +327,8 @@ bool FinalizeGather::post_rest() {
   b.records.assign(std::max<std::size_t>(1, elements) * per_element, kNeutralRecord);
   std::size_t first_bin = 0;
   for (std::size_t m = 0; m < kQuantizedCount; ++m) {
-    for (std::size_t i = 0; i < local_.bins[m].size(); ++i) b.records[first_bin + to_global[m][i]].sum = local_.bins[m][i].count;
+    for (std::size_t i = 0; i < local_.bins[m].size(); ++i)
+      b.records[first_bin + to_global[m][i]].sum = local_.bins[m][i].count;
     first_bin += b.global_counts[m];
   }
   const BinTable& mpi_bins = local_.bins[index(Quantized::mpi_time)];
@@ -340,9 +344,9 @@ bool FinalizeGather::post_rest() {
   if (root()) b.reduced.resize(b.records.size());
   g_records_per_element.store(per_element, std::memory_order_relaxed);
   b.record_type.emplace(per_element * sizeof(SegmentRecord));
-  if (!b.record_type->valid() ||
-      PMPI_Ireduce(b.records.data(), root() ? b.reduced.data() : nullptr, static_cast<int>(b.records.size() / per_element),
-                   b.record_type->type(), b.record_op.op(), 0, comm_, &request) != MPI_SUCCESS) {
+  if (!b.record_type->valid() || PMPI_Ireduce(b.records.data(), root() ? b.reduced.data() : nullptr,
+                                              static_cast<int>(b.records.size() / per_element), b.record_type->type(),
+                                              b.record_op.op(), 0, comm_, &request) != MPI_SUCCESS) {
     return false;
   }
   requests_.push_back(request);

@@ -66,8 +66,7 @@ std::string seconds_text(double seconds) {
 
 // The watchdog's one line on the root.
 void say_stopped(Recorder& recorder, const FinalizeDeadline& deadline, const std::string& what) {
-  recorder.warn0("end-of-run work stopped at TREMOR_FINALIZE_LIMIT=" + seconds_text(deadline.limit_s()) + " s " +
-                 what);
+  recorder.warn0("end-of-run work stopped at TREMOR_FINALIZE_LIMIT=" + seconds_text(deadline.limit_s()) + " s " + what);
 }
 
 }  // namespace

@@ -45,20 +45,29 @@ LOOP = re.compile(r"bsp_demo: \d+ iterations on \d+ ranks, checksum [-\d]+, ([\d
 
 
 def launch(opts, ranks, app_args, preload=None, env_extra=None, out=None):
-    """(job wall s, loop s, stderr) of one run."""
+    """(job wall s, loop s, stderr) of one run. A failed run is tried again up
+    to --retries times: Open MPI 4.1.4 oversubscribed 256 ranks or more on a
+    busy 2-core VM now and then reports a rank "exiting improperly" at the
+    end, with or without Tremor."""
     env = dict(os.environ, **(env_extra or {}))
     program = ["env", f"LD_PRELOAD={preload}"] if preload else []
     command = shlex.split(opts.launcher) + ["-n", str(ranks)] + program + [opts.app] + app_args
-    started = time.monotonic()
-    try:
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=opts.timeout, cwd=out)
-    except subprocess.TimeoutExpired:
-        sys.exit(f"bench-finalize-ranks: {' '.join(command)} did not finish within {opts.timeout} s")
-    wall = time.monotonic() - started
-    loop = LOOP.search(done.stdout)
-    if done.returncode != 0 or not loop:
-        sys.exit(f"bench-finalize-ranks: {' '.join(command)} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
-    return wall, float(loop[1]), done.stderr
+    for attempt in range(opts.retries + 1):
+        started = time.monotonic()
+        try:
+            done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=opts.timeout, cwd=out)
+        except subprocess.TimeoutExpired:
+            sys.exit(f"bench-finalize-ranks: {' '.join(command)} did not finish within {opts.timeout} s")
+        wall = time.monotonic() - started
+        loop = LOOP.search(done.stdout)
+        if done.returncode == 0 and loop:
+            return wall, float(loop[1]), done.stderr
+        print(f"bench-finalize-ranks: attempt {attempt + 1}: {' '.join(command)} failed (exit {done.returncode})",
+              file=sys.stderr)
+        if out:
+            for name in os.listdir(out):
+                os.remove(os.path.join(out, name))
+    sys.exit(f"bench-finalize-ranks: {' '.join(command)} failed:\n{done.stderr[-2000:]}")
 
 
 def measure(opts, ranks):
@@ -67,7 +76,7 @@ def measure(opts, ranks):
     plain_wall, plain_loop, _ = launch(opts, ranks, workload)
     with tempfile.TemporaryDirectory(prefix="tremor-bench-ranks-") as out:
         env = {"TREMOR_OUTPUT_DIR": out, "TREMOR_LOG_LEVEL": "debug", "TREMOR_REPORT": "none"}
-        wall, loop, stderr = launch(opts, ranks, workload, preload=opts.preload, env_extra=env)
+        wall, loop, stderr = launch(opts, ranks, workload, preload=opts.preload, env_extra=env, out=out)
         line = LINE.search(stderr)
         if not line or not any(name.endswith(".h5") for name in os.listdir(out)):
             sys.exit(f"bench-finalize-ranks: no finalize line or run file at {ranks} ranks:\n{stderr[-2000:]}")
@@ -90,7 +99,9 @@ def main():
     parser.add_argument("--sleep-us", type=int, default=5000, help="sleep per iteration, alternately 1x and 2x")
     parser.add_argument("--collectives", type=int, default=50, help="iterations of the run with no work")
     parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument("--retries", type=int, default=1)
     opts = parser.parse_args()
+    opts.app, opts.preload = os.path.abspath(opts.app), os.path.abspath(opts.preload)
     print(f"Launcher `{opts.launcher}`, {os.cpu_count()} CPUs, bsp_demo -S -u {opts.sleep_us} -n {opts.iterations}\n")
     print("| ranks | one app collective, ms | job without → with Tremor, s | loop without → with, s "
           "| finalize on rank 0, s | meeting s | gather s | HDF5 file s | analysis + report s | collectives "

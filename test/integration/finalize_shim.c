@@ -66,22 +66,22 @@ static void after(const char* call, MPI_Comm comm, MPI_Request* request) {
 /* The next PMPI_X in the search order (memcpy: ISO C has no cast from an
  * object pointer to a function pointer). */
 #define NEXT(name) next_##name()
-#define DECLARE_NEXT(name, params)                   \
-  typedef int (*name##_fn) params;                   \
-  static name##_fn next_##name(void) {               \
-    void* symbol = dlsym(RTLD_NEXT, "P" #name);      \
-    name##_fn function;                              \
-    memcpy(&function, &symbol, sizeof function);     \
-    return function;                                 \
+#define DECLARE_NEXT(name, params)               \
+  typedef int(*name##_fn) params;                \
+  static name##_fn next_##name(void) {           \
+    void* symbol = dlsym(RTLD_NEXT, "P" #name);  \
+    name##_fn function;                          \
+    memcpy(&function, &symbol, sizeof function); \
+    return function;                             \
   }
 
-#define NONBLOCKING(name, params, args)                              \
-  DECLARE_NEXT(name, params)                                         \
-  int P##name params {                                               \
-    before(#name + 4, comm);                                         \
-    const int result = NEXT(name) args;                              \
-    after(#name + 4, comm, request);                                 \
-    return result;                                                   \
+#define NONBLOCKING(name, params, args) \
+  DECLARE_NEXT(name, params)            \
+  int P##name params {                  \
+    before(#name + 4, comm);            \
+    const int result = NEXT(name) args; \
+    after(#name + 4, comm, request);    \
+    return result;                      \
   }
 #define BLOCKING(name, params, args) \
   DECLARE_NEXT(name, params)         \
@@ -89,41 +89,54 @@ static void after(const char* call, MPI_Comm comm, MPI_Request* request) {
     before(#name + 4, comm);         \
     return NEXT(name) args;          \
   }
-#define MESSAGE(name, params, args)       \
-  DECLARE_NEXT(name, params)              \
-  int P##name params {                    \
-    if (private_comm(comm)) ++messages;   \
-    return NEXT(name) args;               \
+#define MESSAGE(name, params, args)     \
+  DECLARE_NEXT(name, params)            \
+  int P##name params {                  \
+    if (private_comm(comm)) ++messages; \
+    return NEXT(name) args;             \
   }
 
-NONBLOCKING(MPI_Iallreduce, (const void* s, void* r, int c, MPI_Datatype t, MPI_Op o, MPI_Comm comm, MPI_Request* request),
+NONBLOCKING(MPI_Iallreduce,
+            (const void* s, void* r, int c, MPI_Datatype t, MPI_Op o, MPI_Comm comm, MPI_Request* request),
             (s, r, c, t, o, comm, request))
-NONBLOCKING(MPI_Ireduce, (const void* s, void* r, int c, MPI_Datatype t, MPI_Op o, int root, MPI_Comm comm,
-                          MPI_Request* request), (s, r, c, t, o, root, comm, request))
-NONBLOCKING(MPI_Igather, (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, int root,
-                          MPI_Comm comm, MPI_Request* request), (s, sc, st, r, rc, rt, root, comm, request))
-NONBLOCKING(MPI_Igatherv, (const void* s, int sc, MPI_Datatype st, void* r, const int* rc, const int* d,
-                           MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* request),
+NONBLOCKING(MPI_Ireduce,
+            (const void* s, void* r, int c, MPI_Datatype t, MPI_Op o, int root, MPI_Comm comm, MPI_Request* request),
+            (s, r, c, t, o, root, comm, request))
+NONBLOCKING(MPI_Igather,
+            (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, int root, MPI_Comm comm,
+             MPI_Request* request),
+            (s, sc, st, r, rc, rt, root, comm, request))
+NONBLOCKING(MPI_Igatherv,
+            (const void* s, int sc, MPI_Datatype st, void* r, const int* rc, const int* d, MPI_Datatype rt, int root,
+             MPI_Comm comm, MPI_Request* request),
             (s, sc, st, r, rc, d, rt, root, comm, request))
 NONBLOCKING(MPI_Ibcast, (void* b, int c, MPI_Datatype t, int root, MPI_Comm comm, MPI_Request* request),
             (b, c, t, root, comm, request))
 NONBLOCKING(MPI_Ibarrier, (MPI_Comm comm, MPI_Request* request), (comm, request))
-NONBLOCKING(MPI_Iallgather, (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, MPI_Comm comm,
-                             MPI_Request* request), (s, sc, st, r, rc, rt, comm, request))
-NONBLOCKING(MPI_Iscatter, (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, int root,
-                           MPI_Comm comm, MPI_Request* request), (s, sc, st, r, rc, rt, root, comm, request))
+NONBLOCKING(MPI_Iallgather,
+            (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, MPI_Comm comm,
+             MPI_Request* request),
+            (s, sc, st, r, rc, rt, comm, request))
+NONBLOCKING(MPI_Iscatter,
+            (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, int root, MPI_Comm comm,
+             MPI_Request* request),
+            (s, sc, st, r, rc, rt, root, comm, request))
 BLOCKING(MPI_Allreduce, (const void* s, void* r, int c, MPI_Datatype t, MPI_Op o, MPI_Comm comm), (s, r, c, t, o, comm))
 BLOCKING(MPI_Reduce, (const void* s, void* r, int c, MPI_Datatype t, MPI_Op o, int root, MPI_Comm comm),
          (s, r, c, t, o, root, comm))
-BLOCKING(MPI_Gather, (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, int root, MPI_Comm comm),
+BLOCKING(MPI_Gather,
+         (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, int root, MPI_Comm comm),
          (s, sc, st, r, rc, rt, root, comm))
-BLOCKING(MPI_Gatherv, (const void* s, int sc, MPI_Datatype st, void* r, const int* rc, const int* d, MPI_Datatype rt,
-                       int root, MPI_Comm comm), (s, sc, st, r, rc, d, rt, root, comm))
+BLOCKING(MPI_Gatherv,
+         (const void* s, int sc, MPI_Datatype st, void* r, const int* rc, const int* d, MPI_Datatype rt, int root,
+          MPI_Comm comm),
+         (s, sc, st, r, rc, d, rt, root, comm))
 BLOCKING(MPI_Bcast, (void* b, int c, MPI_Datatype t, int root, MPI_Comm comm), (b, c, t, root, comm))
 BLOCKING(MPI_Barrier, (MPI_Comm comm), (comm))
 BLOCKING(MPI_Allgather, (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, MPI_Comm comm),
          (s, sc, st, r, rc, rt, comm))
-BLOCKING(MPI_Scatter, (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, int root, MPI_Comm comm),
+BLOCKING(MPI_Scatter,
+         (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, int root, MPI_Comm comm),
          (s, sc, st, r, rc, rt, root, comm))
 BLOCKING(MPI_Comm_dup, (MPI_Comm comm, MPI_Comm* out), (comm, out))
 MESSAGE(MPI_Send, (const void* b, int c, MPI_Datatype t, int dest, int tag, MPI_Comm comm), (b, c, t, dest, tag, comm))
