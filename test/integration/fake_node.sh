@@ -27,10 +27,13 @@ if [ -n "${FAKE_NODE_CPUS:-}" ]; then
 fi
 turbo=""
 if [ "${FAKE_TURBO_NODE:-}" = "$node" ]; then
-  turbo="LD_PRELOAD= mount -t tmpfs fake-cpufreq /sys/devices/system/cpu/cpufreq &&
+  turbo="mount -t tmpfs fake-cpufreq /sys/devices/system/cpu/cpufreq &&
          echo 1 > /sys/devices/system/cpu/cpufreq/boost &&"
 fi
-# The helpers that exit run without the preload (a sanitizer runtime
-# preloaded into them can deadlock at their exit); the rank is exec'd.
+# Only the rank gets the preload: helpers such as unshare, with a sanitizer
+# runtime preloaded into them, can deadlock.
+export FAKE_NODE_PRELOAD="${LD_PRELOAD:-}"
+unset LD_PRELOAD
 # shellcheck disable=SC2086
-exec unshare --uts --mount sh -c "LD_PRELOAD= hostname node-$node && $turbo exec $bind \"\$@\"" fake_node "$@"
+exec unshare --uts --mount sh -c \
+  "hostname node-$node && $turbo export LD_PRELOAD=\"\$FAKE_NODE_PRELOAD\" && exec $bind \"\$@\"" fake_node "$@"
