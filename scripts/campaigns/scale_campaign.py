@@ -384,7 +384,8 @@ def write_results(output, runs, predictions, names, base_np, target_np, repetiti
     with open(os.path.join(output, "campaign.json"), "w") as handle:
         json.dump(common.portable_paths(settings), handle, indent=1)
     for name in names:
-        plot(name, runs, predictions, output)
+        if any(r["workload"] == name for r in runs):  # a dedicated workload may not have run at all
+            plot(name, runs, predictions, output)
     with open(os.path.join(output, "coverage.md")) as handle:
         print(handle.read())
 
