@@ -1,4 +1,7 @@
-// `tremor predict FILE --scales 2,4,8 --method nonparametric|pwm|mom --replicas N --seed S [--ci C]`
+// `tremor predict FILE --scales 2,4,8 --method nonparametric|pwm|mom --replicas N --seed S [--ci C]
+//  [--segments N]`: the expected maximum at each scale, and one run of N such
+// segments (default: as many as the sample): the CI of its expected total and
+// the prediction interval of one run's total (docs/statistics.md#prediction).
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -21,12 +24,14 @@ struct PredictCommandOptions {
   std::size_t replicas = est::kDefaultReplicas;
   std::uint64_t seed = 1;
   double ci = est::kDefaultConfidence;
+  std::size_t segments = 0;  // 0: the sample size
   bool json = false;
 };
 
 std::vector<est::ScalePrediction> predict(const PredictCommandOptions& options, const std::vector<double>& sample) {
   std::mt19937_64 engine(options.seed);
-  const est::BootstrapOptions bootstrap{options.replicas, options.ci};
+  const est::BootstrapOptions bootstrap{options.replicas, options.ci,
+                                        options.segments > 0 ? options.segments : sample.size()};
   if (options.method == "nonparametric") {
     return est::nonparametric_projection(sample, options.scales, bootstrap, engine);
   }
@@ -37,6 +42,7 @@ std::vector<est::ScalePrediction> predict(const PredictCommandOptions& options, 
 void run_predict(const PredictCommandOptions& options) {
   const std::vector<double> sample = read_sample(options.path);
   const std::vector<est::ScalePrediction> predictions = predict(options, sample);
+  const std::size_t segments = options.segments > 0 ? options.segments : sample.size();
   for (const est::ScalePrediction& prediction : predictions) {
     if (prediction.replicas_used == 0) {
       throw CommandFailure(options.path + ": no usable bootstrap replica at scale " +
@@ -54,7 +60,14 @@ void run_predict(const PredictCommandOptions& options) {
            // JSON has no NaN: an unusable full-sample fit gives null.
            {"point", std::isfinite(prediction.point) ? nlohmann::json(prediction.point) : nlohmann::json(nullptr)},
            {"replicas_used", prediction.replicas_used},
-           {"replicas_failed", prediction.replicas_failed}});
+           {"replicas_failed", prediction.replicas_failed},
+           {"run",
+            {{"segments", segments},
+             {"median", prediction.run_expected.median},
+             {"ci_low", prediction.run_expected.ci_low},
+             {"ci_high", prediction.run_expected.ci_high},
+             {"pi_low", prediction.one_run.ci_low},
+             {"pi_high", prediction.one_run.ci_high}}}});
     }
     const nlohmann::json out = {{"method", options.method}, {"n", sample.size()}, {"replicas", options.replicas},
                                 {"seed", options.seed},     {"ci", options.ci},   {"scales", scales}};
@@ -74,6 +87,9 @@ void run_predict(const PredictCommandOptions& options) {
       std::cout << "  (" << prediction.replicas_failed << " replicas whose fit failed took the fallback)";
     }
     std::cout << '\n';
+    std::cout << "  one run of " << segments << " segments: expected total " << prediction.run_expected.median
+              << "  CI [" << prediction.run_expected.ci_low << ", " << prediction.run_expected.ci_high
+              << "]  prediction interval [" << prediction.one_run.ci_low << ", " << prediction.one_run.ci_high << "]\n";
   }
 }
 
@@ -98,6 +114,10 @@ void register_predict(CLI::App& app) {
   command->add_option("--ci", options->ci, "Confidence level in (0, 1]")
       ->check(CLI::Range(1e-9, 1.0))
       ->capture_default_str();
+  command
+      ->add_option("--segments", options->segments,
+                   "Segments of one run at the larger scale (default: as many as the sample)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000000}));
   command->add_flag("--json", options->json, "Print a JSON object");
   command->callback([options] { run_predict(*options); });
 }

@@ -484,6 +484,8 @@ TEST_CASE("predictions: every method and factor, ordered intervals", "[analysis]
       CHECK(rows[f].processes == Approx(4.0 * rows[f].factor));
       CHECK(rows[f].ci_low_s <= rows[f].median_s);
       CHECK(rows[f].median_s <= rows[f].ci_high_s);
+      CHECK(rows[f].pi_low_s < rows[f].median_s);
+      CHECK(rows[f].median_s < rows[f].pi_high_s);
       CHECK(rows[f].median_s > 0.0);
       if (f > 0) CHECK(rows[f].median_s >= rows[f - 1].median_s);
     }
@@ -517,7 +519,8 @@ TEST_CASE("one isolated extreme among the maxima: the report says the GEV fit mi
   const RunAnalysis result = analyze_run(tremor::test::synthetic_run(spec), quick_parameters());
   const auto warned = [&](const std::string& method) {
     return std::any_of(result.warnings.begin(), result.warnings.end(), [&](const Warning& w) {
-      return w.code == "fit_misses_extremes" && w.message.rfind(method + ":", 0) == 0;
+      return w.code == "fit_misses_extremes" &&
+             std::any_of(w.cases.begin(), w.cases.end(), [&](const WarningCase& c) { return c.subject == method; });
     });
   };
   CHECK(warned("pwm"));
@@ -527,11 +530,15 @@ TEST_CASE("one isolated extreme among the maxima: the report says the GEV fit mi
     CHECK(std::isfinite(p.median_s));
     if (p.method == "pwm") CHECK(3 * p.replicas_failed > static_cast<std::size_t>(quick_parameters().replicas));
   }
+  // The headline follows the data: PWM misses the extreme, so the non-parametric method leads.
+  CHECK(result.prediction_headline.method == "nonparametric");
+  CHECK_THAT(result.prediction_headline.reason, Catch::Contains("more than a third"));
   // Without the delay the same group is regular: no warning.
   spec.delays.clear();
   const RunAnalysis regular = analyze_run(tremor::test::synthetic_run(spec), quick_parameters());
   CHECK(std::none_of(regular.warnings.begin(), regular.warnings.end(),
                      [](const Warning& w) { return w.code == "fit_misses_extremes"; }));
+  CHECK(regular.prediction_headline.method == "pwm");
 }
 
 TEST_CASE("same seed, same report; another seed, other bootstrap draws", "[analysis]") {

@@ -1,4 +1,5 @@
 // `tremor compare`'s pure logic (compare.hpp) on hand-made rows and synthetic runs.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "synthetic_run.hpp"
@@ -166,8 +167,13 @@ TEST_CASE("compare: a smaller run's predictions are checked against a larger run
     CHECK(check.to_run == "large");
     CHECK(check.processes == Approx(4.0));
     CHECK(check.actual_s == Approx(large.analysis.run_time_s));
-    CHECK(check.inside == (check.actual_s >= check.ci_low_s && check.actual_s <= check.ci_high_s));
+    CHECK(check.inside == (check.actual_s >= check.pi_low_s && check.actual_s <= check.pi_high_s));
+    CHECK(check.inside_ci == (check.actual_s >= check.ci_low_s && check.actual_s <= check.ci_high_s));
+    CHECK(check.pi_low_s < check.pi_high_s);
   }
+  // One size predicted: one row of the smaller run's headline method.
+  CHECK(std::count_if(comparison.predictions.begin(), comparison.predictions.end(),
+                      [](const PredictionCheck& check) { return check.headline; }) == 1);
   CHECK(comparison.predictions_note.empty());
   CHECK_THROWS(compare_runs({{"small", &small.run, &small.analysis}}));
 }

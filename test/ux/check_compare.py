@@ -132,8 +132,10 @@ def measure_and_compare(folder):
             for prediction in predictions:
                 check(prediction["from"] == "single" and prediction["to"] == "base" and prediction["processes"] == 2,
                       f"single: prediction from single to base at 2 processes: {prediction}")
-                inside = prediction["ci_low_s"] <= prediction["actual_s"] <= prediction["ci_high_s"]
-                check(prediction["inside"] == inside, f"single: 'inside' matches the interval: {prediction}")
+                inside = prediction["pi_low_s"] <= prediction["actual_s"] <= prediction["pi_high_s"]
+                check(prediction["inside"] == inside, f"single: 'inside' matches the prediction interval: {prediction}")
+                inside_ci = prediction["ci_low_s"] <= prediction["actual_s"] <= prediction["ci_high_s"]
+                check(prediction["inside_ci"] == inside_ci, f"single: 'inside_ci' matches the CI: {prediction}")
             check(report["runs"][1]["processes"] == 2 and report["runs"][0]["processes"] == 1, "process counts")
     return base
 

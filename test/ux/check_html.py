@@ -87,6 +87,13 @@ if options.mode == "check-page":
         check(f">{name}<" in page, f"configuration entry {name} in the table")
     for warning in report["warnings"]:
         check(warning["code"] in page, f"warning {warning['code']} on the page")
+    prediction_headline = report.get("prediction_headline")
+    if prediction_headline:
+        check(f"<b>Predicted run time</b> from <b>{prediction_headline['method']}</b>" in page,
+              "the headline prediction's method")
+        for row in prediction_headline["predictions"]:
+            interval = f"<td>{row['pi_low_s']:.3f} – {row['pi_high_s']:.3f}</td>"
+            check(interval in page, f"the prediction interval {interval} for {row['processes']} processes")
     pngs = sorted(os.path.basename(path) for path in glob.glob(os.path.join(png_dir, "*.png")))
     check(pngs == CHARTS, f"--png: {pngs}")
     # The diagnosis: where, when, what, as in the stored JSON.

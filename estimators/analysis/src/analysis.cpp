@@ -251,12 +251,6 @@ void add_warnings(const RunData& run, RunAnalysis& analysis) {
          "Exact communication signatures left most segments in small groups; groups use the median "
          "features of the detail ranks instead.");
   }
-  for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
-    if (analysis.groups[g].fits_disagree) {
-      warn("fit_disagreement",
-           "Group " + std::to_string(g) + ": PWM and MOM GEV fits disagree; treat its predictions with care.");
-    }
-  }
   for (Warning& warning : environment_warnings(run)) analysis.warnings.push_back(std::move(warning));
 }
 

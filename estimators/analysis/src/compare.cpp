@@ -303,8 +303,10 @@ void check_predictions(const std::vector<ComparedRun>& runs, Comparison& result)
         const double actual = large.analysis->run_time_s;
         result.predictions.push_back({small.name, large.name, prediction.method, prediction.factor,
                                       prediction.processes, prediction.median_s, prediction.ci_low_s,
-                                      prediction.ci_high_s, actual,
-                                      actual >= prediction.ci_low_s && actual <= prediction.ci_high_s});
+                                      prediction.ci_high_s, prediction.pi_low_s, prediction.pi_high_s, actual,
+                                      actual >= prediction.pi_low_s && actual <= prediction.pi_high_s,
+                                      actual >= prediction.ci_low_s && actual <= prediction.ci_high_s,
+                                      prediction.method == small.analysis->prediction_headline.method});
       }
       if (!found) {
         if (!result.predictions_note.empty()) result.predictions_note += "; ";

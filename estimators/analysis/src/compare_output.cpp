@@ -111,15 +111,19 @@ std::vector<Table> build_tables(const Comparison& comparison) {
   if (comparison.environment.empty()) environment.note = "none: the recorded environments agree";
   tables.push_back(std::move(environment));
 
-  Table predictions =
-      make_table("Predictions of smaller runs against larger runs",
-                 {"from", "to", "method", "factor", "processes", "median", "interval", "actual", "inside"});
+  Table predictions = make_table(
+      "Predictions of smaller runs against larger runs (method + = headline; CI of the expected run time, "
+      "prediction interval for one run)",
+      {"from", "to", "method", "factor", "processes", "median", "CI expected", "PI one run", "actual", "in PI",
+       "in CI"});
   for (const PredictionCheck& check : comparison.predictions) {
     add_row(predictions,
-            {check.from_run, check.to_run, check.method, format("%g", check.factor), format("%g", check.processes),
-             seconds(check.median_s), seconds(check.ci_low_s) + " - " + seconds(check.ci_high_s),
-             seconds(check.actual_s), check.inside ? "yes" : "no"},
-            {false, false, false, false, false, false, false, false, !check.inside});
+            {check.from_run, check.to_run, check.method + (check.headline ? " +" : ""), format("%g", check.factor),
+             format("%g", check.processes), seconds(check.median_s),
+             seconds(check.ci_low_s) + " - " + seconds(check.ci_high_s),
+             seconds(check.pi_low_s) + " - " + seconds(check.pi_high_s), seconds(check.actual_s),
+             check.inside ? "yes" : "no", check.inside_ci ? "yes" : "no"},
+            {false, false, false, false, false, false, false, false, false, !check.inside, false});
   }
   predictions.note = comparison.predictions_note;
   tables.push_back(std::move(predictions));
@@ -272,8 +276,12 @@ nlohmann::json compare_json(const Comparison& comparison) {
                                   {"median_s", check.median_s},
                                   {"ci_low_s", check.ci_low_s},
                                   {"ci_high_s", check.ci_high_s},
+                                  {"pi_low_s", check.pi_low_s},
+                                  {"pi_high_s", check.pi_high_s},
                                   {"actual_s", check.actual_s},
-                                  {"inside", check.inside}});
+                                  {"inside", check.inside},
+                                  {"inside_ci", check.inside_ci},
+                                  {"headline", check.headline}});
   }
   out["predictions_note"] = comparison.predictions_note;
   out["verdicts"] = nlohmann::json::array();

@@ -74,19 +74,54 @@ json stragglers_json(const RunAnalysis& analysis) {
   return {{"ranks", ranks}, {"nodes", nodes}};
 }
 
+json prediction_json(const Prediction& prediction) {
+  return {{"method", prediction.method},
+          {"factor", number(prediction.factor)},
+          {"processes", number(prediction.processes)},
+          {"median_s", number(prediction.median_s)},
+          {"ci_low_s", number(prediction.ci_low_s)},
+          {"ci_high_s", number(prediction.ci_high_s)},
+          {"pi_low_s", number(prediction.pi_low_s)},
+          {"pi_high_s", number(prediction.pi_high_s)},
+          {"replicas_failed", prediction.replicas_failed},
+          {"variance_inflation", number(prediction.variance_inflation)}};
+}
+
 json predictions_json(const RunAnalysis& analysis) {
   json predictions = json::array();
-  for (const Prediction& prediction : analysis.predictions) {
-    predictions.push_back({{"method", prediction.method},
-                           {"factor", number(prediction.factor)},
-                           {"processes", number(prediction.processes)},
-                           {"median_s", number(prediction.median_s)},
-                           {"ci_low_s", number(prediction.ci_low_s)},
-                           {"ci_high_s", number(prediction.ci_high_s)},
-                           {"replicas_failed", prediction.replicas_failed},
-                           {"variance_inflation", number(prediction.variance_inflation)}});
-  }
+  for (const Prediction& prediction : analysis.predictions) predictions.push_back(prediction_json(prediction));
   return predictions;
+}
+
+// The headline: the method's rows, one per size (null without predictions).
+json headline_json(const RunAnalysis& analysis) {
+  const PredictionHeadline& headline = analysis.prediction_headline;
+  if (headline.method.empty()) return nullptr;
+  json rows = json::array();
+  for (const Prediction& prediction : analysis.predictions) {
+    if (prediction.method == headline.method) rows.push_back(prediction_json(prediction));
+  }
+  return {{"method", headline.method}, {"reason", headline.reason}, {"predictions", rows}};
+}
+
+json warnings_json(const RunAnalysis& analysis) {
+  json warnings = json::array();
+  for (const Warning& warning : analysis.warnings) {
+    json cases = json::array();
+    for (const WarningCase& item : warning.cases) {
+      json values = json::object();
+      for (const auto& [name, value] : item.values) values[name] = number(value);
+      cases.push_back({{"subject", item.subject},
+                       {"severity", number(item.severity)},
+                       {"detail", item.detail},
+                       {"values", values}});
+    }
+    warnings.push_back({{"code", warning.code},
+                        {"message", warning.message},
+                        {"count", std::max<std::size_t>(1, warning.cases.size())},
+                        {"cases", cases}});
+  }
+  return warnings;
 }
 
 json components_json(const ComponentShares& shares) {
@@ -158,10 +193,6 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
   for (const GroupResult& group : analysis.groups) {
     if (group.usable) usable_segments += group.members.size();
   }
-  json warnings = json::array();
-  for (const Warning& warning : analysis.warnings) {
-    warnings.push_back({{"code", warning.code}, {"message", warning.message}});
-  }
   const AnalysisParameters& p = analysis.parameters;
   return {
       {"schema_version", kReportSchemaVersion},
@@ -217,8 +248,9 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
       {"interfered_segments", analysis.interfered_segments},
       {"stragglers", stragglers_json(analysis)},
       {"diagnosis", diagnosis_json(analysis.diagnosis)},
+      {"prediction_headline", headline_json(analysis)},
       {"predictions", predictions_json(analysis)},
-      {"warnings", warnings},
+      {"warnings", warnings_json(analysis)},
       {"counter_source", run.meta.counter_source},
       {"counter_unit", run.meta.counter_unit},
       {"parameters",

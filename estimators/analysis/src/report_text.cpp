@@ -243,14 +243,30 @@ void diagnosis(std::ostringstream& out, const RunAnalysis& analysis) {
                 d.lost_components.io);
 }
 
+// The headline first (one time per size, from the method the data support),
+// then every method with both intervals.
 void predictions(std::ostringstream& out, const RunAnalysis& analysis) {
   if (analysis.predictions.empty()) return;
+  const double level = 100.0 * analysis.parameters.ci;
+  const PredictionHeadline& headline = analysis.prediction_headline;
   out << '\n';
-  wrap(out, format("Predicted run time at more processes (median and %.0f %% CI, s):", 100.0 * analysis.parameters.ci));
-  out << "  method          factor  processes     median        CI low       CI high\n";
+  if (!headline.method.empty()) {
+    wrap(out, format("Predicted run time (%.0f %% prediction interval for one run), method %s: %s:", level,
+                     headline.method.c_str(), headline.reason.c_str()));
+    for (const Prediction& prediction : analysis.predictions) {
+      if (prediction.method != headline.method) continue;
+      out << format("  %6g processes (x%g): %10.3f s   [%.3f, %.3f] s\n", prediction.processes, prediction.factor,
+                    prediction.median_s, prediction.pi_low_s, prediction.pi_high_s);
+    }
+  }
+  wrap(out, format("All methods (s): median and %.0f %% CI of the expected run time, %.0f %% prediction "
+                   "interval (PI) for one run:",
+                   level, level));
+  out << "  method         factor  procs   median   CI expected run      PI one run\n";
   for (const Prediction& prediction : analysis.predictions) {
-    out << format("  %-15s %6g %10g %10.3f  %12.3f  %12.3f\n", prediction.method.c_str(), prediction.factor,
-                  prediction.processes, prediction.median_s, prediction.ci_low_s, prediction.ci_high_s);
+    out << format("  %-14s %6g %6g %8.3f  %8.3f-%-8.3f  %8.3f-%-8.3f\n", prediction.method.c_str(), prediction.factor,
+                  prediction.processes, prediction.median_s, prediction.ci_low_s, prediction.ci_high_s,
+                  prediction.pi_low_s, prediction.pi_high_s);
   }
   wrap(out, format("Segment-time variance inflation (autocorrelation): %.2f; intervals widened \u00d7%.2f.",
                    analysis.prediction_variance_inflation, std::sqrt(analysis.prediction_variance_inflation)));

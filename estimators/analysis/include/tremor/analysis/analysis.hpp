@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tremor/analysis/diagnosis.hpp"
@@ -73,16 +74,33 @@ struct Prediction {
   std::string method;  // nonparametric, pwm, mom, pwm-internode, pwm-intranode
   double factor = 1.0;
   double processes = 0.0;
-  double median_s = 0.0;
-  double ci_low_s = 0.0;
+  double median_s = 0.0;  // the expected run time (bootstrap median)
+  double ci_low_s = 0.0;  // CI of the expected run time
   double ci_high_s = 0.0;
+  double pi_low_s = 0.0;  // prediction interval for one run at that size
+  double pi_high_s = 0.0;
   std::size_t replicas_failed = 0;  // summed over groups
-  double variance_inflation = 1.0;  // segment-time VIF that widened the interval (×√VIF)
+  double variance_inflation = 1.0;  // segment-time VIF that widened both intervals (×√VIF)
+};
+
+// The method the headline prediction comes from, and why (predictions.cpp).
+struct PredictionHeadline {
+  std::string method;  // "" when no method predicted
+  std::string reason;
+};
+
+// One case of a warning raised per item (a group, a method).
+struct WarningCase {
+  std::string subject;                                      // e.g. "group 12", "pwm"
+  double severity = 0.0;                                    // larger is worse: cases are kept worst first
+  std::string detail;                                       // a few words for people
+  std::vector<std::pair<std::string, double>> values = {};  // named figures, for the JSON
 };
 
 struct Warning {
   std::string code;     // stable identifier, e.g. "few_segments"
-  std::string message;  // one sentence for people
+  std::string message;  // one sentence for people; with cases: their count and the worst ones
+  std::vector<WarningCase> cases = {};  // every case, worst first; empty for a run-wide warning
 };
 
 struct RunAnalysis {
@@ -154,6 +172,7 @@ struct RunAnalysis {
   std::vector<RankImpact> stragglers;  // descending impact
   std::vector<NodeImpact> nodes;       // descending impact
   std::vector<Prediction> predictions;
+  PredictionHeadline prediction_headline;
   // Long-run / iid variance of the segment times (autocorrelation), in [1, 10];
   // 1 without predictions or with too few segments.
   double prediction_variance_inflation = 1.0;

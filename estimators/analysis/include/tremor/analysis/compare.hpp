@@ -61,10 +61,14 @@ struct PredictionCheck {
   double factor = 0.0;
   double processes = 0.0;
   double median_s = 0.0;
-  double ci_low_s = 0.0;
+  double ci_low_s = 0.0;  // CI of the expected run time
   double ci_high_s = 0.0;
+  double pi_low_s = 0.0;  // prediction interval for one run
+  double pi_high_s = 0.0;
   double actual_s = 0.0;
-  bool inside = false;
+  bool inside = false;     // the actual run time lies in the prediction interval
+  bool inside_ci = false;  // ... in the CI of the expected run time
+  bool headline = false;   // the smaller run's headline method
 };
 
 struct Verdict {
