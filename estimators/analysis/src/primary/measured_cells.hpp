@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "../detail_cells.hpp"
 #include "tremor/estimators/measured_delay.hpp"
 #include "tremor/run_data.hpp"
 
@@ -15,9 +16,6 @@ namespace tremor::analysis::detail {
 
 // Off-CPU time is measured when the work counter reads CPU time, in files that have it.
 bool off_cpu_measured(const RunData& run);
-
-// One detail rank's value of a metric in one segment.
-double detail_cell(const RunData& run, Quantized metric, std::size_t row, std::size_t segment);
 
 // Per listed segment, the longest time a detail rank spent on the CPU there
 // beyond the busiest rank's work and I/O, s (CPU-time counter): polling in
@@ -46,25 +44,6 @@ std::vector<std::uint8_t> oversubscribed_rows(const RunData& run);
 // for a CPU (its run-queue delay over the run against its summed off-CPU
 // time), on a node the job does not oversubscribe itself.
 std::vector<std::uint8_t> waiting_rows(const RunData& run, std::span<const std::uint8_t> oversubscribed);
-
-// One metric's detail cells as values: each bin's value read once, a cell
-// then two loads (detail_cell divides a bin's sum by its count each time);
-// a cell past the table reads 0.
-class CellValues {
- public:
-  CellValues(const RunData& run, Quantized metric);
-  double operator()(std::size_t row, std::size_t segment) const {
-    const std::size_t cell = row * segments_ + segment;
-    if (cell >= index_.size()) return 0.0;
-    const std::uint16_t bin = index_[cell];
-    return bin < values_.size() ? values_[bin] : 0.0;
-  }
-
- private:
-  std::vector<double> values_;
-  std::span<const std::uint16_t> index_;
-  std::size_t segments_;
-};
 
 // Per segment, on the nodes the job oversubscribes whose ranks are all detail
 // ranks. Charges there are in the ranks' mean own time, as the run time is:
@@ -117,9 +96,9 @@ class MeasuredCells {
   std::vector<double> io_parts_;
   std::vector<std::array<double, 6>> io_amounts_;  // per detail signature entry
   std::vector<std::uint8_t> io_present_;           // per entry: any I/O at all
-  CellValues off_cpu_;
-  CellValues wait_;
-  CellValues io_;
+  DetailCells off_cpu_;
+  DetailCells wait_;
+  DetailCells io_;
   std::vector<estimators::RankIo> io_ranks_;  // the rows with I/O in the last column
   std::vector<std::size_t> io_rows_;          // their rows
   std::vector<double> io_beyond_;             // their stalls

@@ -3,6 +3,7 @@
 // "Ranks taking turns").
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -22,8 +23,9 @@ inline constexpr double kSharedCpuNoise = 0.01;
 // from (the warm-up one left out; at least `min_reference` of them) and
 // `all` those it applies to.
 struct SharedTurnsLoss {
-  std::vector<double> loss_s;   // per segment
-  double unreferenced_s = 0.0;  // summed over the segments charged with no reference
+  std::vector<double> loss_s;              // per segment
+  std::vector<std::uint8_t> referenced;    // per segment: its loss was read against its group's unshared segments
+  double unreferenced_s = 0.0;             // summed over the segments charged with no reference
 };
 SharedTurnsLoss shared_turns_loss(std::span<const double> time_s, const std::vector<std::vector<std::size_t>>& modelled,
                                   const std::vector<std::vector<std::size_t>>& all, std::span<const double> foreign,

@@ -38,7 +38,8 @@ SharedTurnsLoss shared_turns_loss(std::span<const double> time_s, const std::vec
   if (first == n) return result;
   const auto inside = [&](std::size_t s) { return s >= first && s <= last; };
   const auto needs = [&](std::size_t s) { return s < needed.size() ? needed[s] : 0.0; };
-  std::vector<std::uint8_t> referenced(n, 0);
+  result.referenced.assign(n, 0);
+  std::vector<std::uint8_t>& referenced = result.referenced;
   for (std::size_t g = 0; g < modelled.size() && g < all.size(); ++g) {
     double sum = 0.0;
     std::size_t count = 0;

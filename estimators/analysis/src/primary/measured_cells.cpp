@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <limits>
 
-#include "node_cpus.hpp"
+#include "../node_cpus.hpp"
 #include "tremor/estimators/measured_delay.hpp"
 
 namespace tremor::analysis::detail {
@@ -32,16 +32,9 @@ std::size_t node_of_row(const RunData& run, std::size_t row) {
   return static_cast<std::size_t>(run.ranks[rank].node_id);
 }
 
-// The bin of one detail rank's value of a metric in one segment (none past the table).
-std::uint16_t detail_bin(const RunData& run, Quantized metric, std::size_t row, std::size_t segment) {
-  const std::vector<std::uint16_t>& index = run.detail.global_index[tremor::index(metric)];
-  const std::size_t cell = row * run.detail.segments + segment;
-  return cell < index.size() ? index[cell] : std::uint16_t{0xFFFF};
-}
-
 // One detail rank's off-CPU time summed over the run, s.
 double off_cpu_total_s(const RunData& run, std::size_t row) {
-  const CellValues off_cpu(run, Quantized::off_cpu_time);
+  const DetailCells off_cpu(run, Quantized::off_cpu_time);
   double total = 0.0;
   for (std::size_t s = 0; s < run.detail.segments; ++s) total += off_cpu(row, s);
   return total;
@@ -70,58 +63,30 @@ std::array<double, 6> io_amounts(const FeatureVector& features) {
 
 }  // namespace
 
-CellValues::CellValues(const RunData& run, Quantized metric)
-    : index_(run.detail.global_index[tremor::index(metric)]), segments_(run.detail.segments) {
-  for (const Bin& bin : run.global_bins[tremor::index(metric)]) values_.push_back(bin.rep());
-}
-
 bool off_cpu_measured(const RunData& run) {
   return run.meta.schema_version >= 2 && run.meta.counter_source != "papi" && !run.detail.ranks.empty() &&
          run.detail.segments == run.segments.size();
 }
 
-double detail_cell(const RunData& run, Quantized metric, std::size_t row, std::size_t segment) {
-  const BinTable& bins = run.global_bins[tremor::index(metric)];
-  const std::uint16_t bin = detail_bin(run, metric, row, segment);
-  return bin < bins.size() ? bins[bin].rep() : 0.0;
-}
-
 std::vector<double> longest_polling(const RunData& run, std::span<const std::size_t> segments) {
   std::vector<double> longest(segments.size(), 0.0);
-  const std::size_t n = run.detail.segments;
-  const std::size_t rows = run.detail.ranks.size();
-  // Each metric's value per bin, scaled to seconds; a bin past the table reads 0.
-  const std::array<std::pair<Quantized, double>, 4> parts = {std::pair{Quantized::duration, 1.0},
-                                                             {Quantized::work, 1e-9},
-                                                             {Quantized::off_cpu_time, 1.0},
-                                                             {Quantized::io_time, 1.0}};
-  std::array<std::vector<double>, 4> values;
-  std::array<const std::uint16_t*, 4> cells{};
-  for (std::size_t m = 0; m < parts.size(); ++m) {
-    for (const Bin& bin : run.global_bins[tremor::index(parts[m].first)])
-      values[m].push_back(parts[m].second * bin.rep());
-    const std::vector<std::uint16_t>& index = run.detail.global_index[tremor::index(parts[m].first)];
-    if (index.size() < rows * n) return longest;
-    cells[m] = index.data();
-  }
-  const auto value = [&](std::size_t m, std::size_t cell) {
-    const std::uint16_t bin = cells[m][cell];
-    return bin < values[m].size() ? values[m][bin] : 0.0;
-  };
+  const DetailCells duration(run, Quantized::duration);
+  const DetailCells work(run, Quantized::work, 1e-9);
+  const DetailCells off_cpu(run, Quantized::off_cpu_time);
+  const DetailCells io(run, Quantized::io_time);
+  if (!duration.complete() || !work.complete() || !off_cpu.complete() || !io.complete()) return longest;
+  const std::size_t rows = duration.rows();
   // A rank with less work and I/O than the busiest waits for that rank
   // anyway: its polling counts from the busiest rank's work and I/O on.
   std::vector<double> busiest(segments.size(), 0.0);
   for (std::size_t r = 0; r < rows; ++r) {
-    for (std::size_t j = 0; j < segments.size(); ++j) {
-      const std::size_t cell = r * n + segments[j];
-      busiest[j] = std::max(busiest[j], value(1, cell) + value(3, cell));
-    }
+    for (std::size_t j = 0; j < segments.size(); ++j)
+      busiest[j] = std::max(busiest[j], work(r, segments[j]) + io(r, segments[j]));
   }
   for (std::size_t r = 0; r < rows; ++r) {
-    const std::size_t row = r * n;
     for (std::size_t j = 0; j < segments.size(); ++j) {
-      const std::size_t cell = row + segments[j];
-      longest[j] = std::max(longest[j], value(0, cell) - busiest[j] - value(2, cell));
+      const std::size_t s = segments[j];
+      longest[j] = std::max(longest[j], duration(r, s) - busiest[j] - off_cpu(r, s));
     }
   }
   return longest;
@@ -177,9 +142,9 @@ SharedNodeTime shared_node_time(const RunData& run) {
   std::vector<double> slept;
   std::vector<double> node_time(n, 0.0);
   std::vector<estimators::NodeCpuTime> times;
-  const CellValues own_durations(run, Quantized::duration);
-  const CellValues off_cpu_times(run, Quantized::off_cpu_time);
-  const CellValues work(run, Quantized::work);
+  const DetailCells own_durations(run, Quantized::duration);
+  const DetailCells off_cpu_times(run, Quantized::off_cpu_time);
+  const DetailCells work(run, Quantized::work);
   for (std::size_t node = 0; node < nodes.size(); ++node) {
     const std::vector<std::size_t>& rows = rows_of[node];
     if (rows.empty()) continue;
