@@ -108,7 +108,7 @@ TEST_CASE("combine_evidence: overlapping sources count once, never beyond the se
   evidence.collective_s = {0.002, 0.001, 0.0, 0.0};
   evidence.foreign_cpu_s = {0.0, 0.0, 0.0, 0.003};
   evidence.shared_turns_s = {0.0, 0.0, 0.0, 0.005};
-  const std::vector<double> duration{0.012, 0.011, 0.0105, 0.015};
+  const std::vector<double> duration{0.015, 0.011, 0.0105, 0.015};
   const std::vector<double> work{0.010, 0.010, 0.010, 0.010};
   const std::vector<double> measured = combine_evidence(evidence, duration, work);
   CHECK(measured[0] == Approx(0.002));  // the rank asleep inside the collective: both see it

@@ -119,6 +119,12 @@ TEST_CASE("a slow read of the input on one rank, in a segment of no group, again
   CHECK(result.primary.segment_primary_group[0] < 0);
   CHECK(result.primary.evidence.io_peer_excess_s == Approx(1.99).epsilon(0.01));
   CHECK(result.primary.segment_lost_s[0] == Approx(1.99).epsilon(0.01));
+  // The stall is I/O on the critical path, though the others waited it out in MPI.
+  const Diagnosis& what = result.diagnosis;
+  REQUIRE(what.available);
+  const double lost_parts = what.lost_components.compute + what.lost_components.mpi + what.lost_components.io;
+  CHECK(lost_parts == Approx(result.primary.lost_percent).epsilon(0.05));
+  CHECK(what.lost_components.io >= 0.9 * lost_parts);
   // Every rank as slow: no rank to compare with, nothing measured.
   set_cells(run, Quantized::io_time, [](std::size_t, std::size_t s) { return s == 0 ? 2.0 : 0.0; });
   CHECK(analyze_run(run, quick_parameters()).primary.segment_lost_s[0] < 1e-3);

@@ -208,19 +208,23 @@ void name_ranks(const RunData& run, const RunAnalysis& analysis, const SegmentCh
                    [](const SlowNode& a, const SlowNode& b) { return a.lost_percent > b.lost_percent; });
 }
 
-// Run time and lost time by component, both along the critical path. The lost
-// time of a segment goes to the components of its late rank that grew over
-// the group's clean (delay probability < 0.5) median.
+// Run time and lost time by component, both along the critical path. A
+// segment's lost time goes to the component where the model found it: its
+// measured I/O stall to file I/O (the ranks that waited it out in MPI waited
+// for that I/O), the rest to the components of its late rank that grew over
+// its group's clean (delay probability < 0.5) median, or, in a segment of no
+// group, in proportion to the late rank's own components.
 void split_components(const RunAnalysis& analysis, const SegmentCharges& charges, Diagnosis& out) {
   const std::size_t n = analysis.segment_count;
+  const PrimaryEstimate& primary = analysis.primary;
   std::array<double, 3> run{}, lost{};
   // Per group: the late rank's components in clean segments, else in all.
   std::map<std::int32_t, std::array<std::array<std::vector<float>, 3>, 2>> samples;
   for (std::size_t s = 0; s < n; ++s) {
     for (std::size_t c = 0; c < 3; ++c) run[c] += charges.critical_path[s][c];
-    const std::int32_t group = analysis.primary.segment_primary_group[s];
+    const std::int32_t group = primary.segment_primary_group[s];
     if (group < 0) continue;
-    const bool clean = analysis.primary.segment_delay_probability[s] < 0.5;
+    const bool clean = primary.segment_delay_probability[s] < 0.5;
     for (std::size_t c = 0; c < 3; ++c) samples[group][clean ? 0 : 1][c].push_back(charges.critical_path[s][c]);
   }
   std::map<std::int32_t, std::array<double, 3>> reference;
@@ -232,17 +236,26 @@ void split_components(const RunAnalysis& analysis, const SegmentCharges& charges
       reference[group][c] = *middle;
     }
   }
+  constexpr std::size_t kIo = 2;
   for (std::size_t s = 0; s < n; ++s) {
-    const double charge = analysis.primary.segment_lost_s[s];
-    const std::int32_t group = analysis.primary.segment_primary_group[s];
-    if (!(charge > 0.0) || group < 0) continue;
+    double charge = primary.segment_lost_s[s];
+    if (!(charge > 0.0)) continue;
+    const double io_stall = s < primary.segment_io_stall_s.size()
+                                ? std::clamp(static_cast<double>(primary.segment_io_stall_s[s]), 0.0, charge)
+                                : 0.0;
+    lost[kIo] += io_stall;
+    charge -= io_stall;
+    if (!(charge > 0.0)) continue;
+    const std::int32_t group = primary.segment_primary_group[s];
     std::array<double, 3> growth{};
     double total = 0.0;
-    for (std::size_t c = 0; c < 3; ++c) {
-      growth[c] = std::max(0.0, charges.critical_path[s][c] - reference[group][c]);
-      total += growth[c];
+    if (group >= 0) {
+      for (std::size_t c = 0; c < 3; ++c) {
+        growth[c] = std::max(0.0, charges.critical_path[s][c] - reference[group][c]);
+        total += growth[c];
+      }
     }
-    if (!(total > 0.0)) {  // nothing grew: split like the segment itself
+    if (!(total > 0.0)) {  // nothing grew, or no group: split like the segment itself
       for (std::size_t c = 0; c < 3; ++c) growth[c] = charges.critical_path[s][c];
       total = growth[0] + growth[1] + growth[2];
     }

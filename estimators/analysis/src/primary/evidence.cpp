@@ -139,6 +139,7 @@ void rank_evidence(const EvidenceInputs& in, std::span<const std::uint8_t> overs
   const RunData& run = in.run;
   const std::size_t n = run.segments.size();
   out.rank_s.assign(n, 0.0);
+  out.io_s.assign(n, 0.0);
   const bool per_rank = !run.detail.ranks.empty() && run.detail.segments == n;
   if (!per_rank) return;
   const std::vector<std::uint8_t> waiting =
@@ -153,7 +154,8 @@ void rank_evidence(const EvidenceInputs& in, std::span<const std::uint8_t> overs
       const std::vector<std::size_t> members = in.groups[i].all_members();
       std::vector<double> cells(rows * members.size(), 0.0);
       for (std::size_t j = 0; j < members.size(); ++j) {
-        out.io_peer_s += measured.column(members[j], column, true);
+        out.io_s[members[j]] = measured.column(members[j], column, true);
+        out.io_peer_s += out.io_s[members[j]];
         for (std::size_t r = 0; r < rows; ++r) cells[r * members.size() + j] = column[r];
       }
       const est::MeasuredDelayGroup ranks = est::measured_excess(cells, rows, members.size(), {}, waiting);
@@ -189,7 +191,8 @@ void rank_evidence(const EvidenceInputs& in, std::span<const std::uint8_t> overs
   const std::vector<double> floors = segment_work_floors(run);
   for (std::size_t segment = 0; segment < n; ++segment) {
     if (segment < in.segment_group.size() && in.segment_group[segment] >= 0) continue;
-    out.io_peer_s += measured.column(segment, column, true);
+    out.io_s[segment] = measured.column(segment, column, true);
+    out.io_peer_s += out.io_s[segment];
     double excess = 0.0;
     double waiting_sum = 0.0;
     for (std::size_t r = 0; r < column.size(); ++r) {

@@ -32,6 +32,7 @@ struct EvidenceInputs {
 // Per segment, s (zeros where a source has nothing).
 struct MeasuredEvidence {
   std::vector<double> rank_s;          // rank_evidence
+  std::vector<double> io_s;            // rank_evidence: the largest I/O stall over the detail ranks (before slack)
   std::vector<double> collective_s;    // collective_evidence
   std::vector<double> foreign_cpu_s;   // foreign_cpu_evidence
   std::vector<double> shared_turns_s;  // foreign_cpu_evidence: turns lost beside another process

@@ -179,11 +179,18 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
 
   // The model proper: the measured delay is a known part of each segment's
   // time, so the intrinsic times, the jitter and the delays the durations
-  // show are fitted to what is left of it.
+  // show are fitted to what is left of it. A measured delay is a lower bound
+  // of the segment's delay read against its own clean level, not its
+  // group's: what is left is never put below the group's intrinsic time
+  // (a measurement that reads more than the duration shows would otherwise
+  // pull the anchor, and with it every other segment's charge).
   for (std::size_t i = 0; i < groups.size(); ++i) {
+    const double intrinsic = i < first_intrinsic.size() ? first_intrinsic[i] : 0.0;
     for (std::size_t j = 0; j < groups[i].members.size(); ++j) {
       const double m = measured[groups[i].members[j]];
-      if (m > 0.0) durations[i][j] = std::max(kLeastDeconvolvedShare * durations[i][j], durations[i][j] - m);
+      if (!(m > 0.0)) continue;
+      const double x = durations[i][j];
+      durations[i][j] = std::max({kLeastDeconvolvedShare * x, x - m, std::min(x, intrinsic)});
     }
   }
   spans.assign(durations.begin(), durations.end());
@@ -277,6 +284,9 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   out.lost_percent_high = std::min(percent(shrink * interval.high), percent(most_lost));
   out.oversubscription_percent = percent(unreferenced_s);
   out.intrinsic_run_time_s = std::max(0.0, run_time - bounded);
+  out.segment_io_stall_s.assign(n, 0.0F);
+  for (std::size_t s = 0; s < n && s < evidence.io_s.size(); ++s)
+    out.segment_io_stall_s[s] = static_cast<float>(std::min(lost[s], shrink * evidence.io_s[s]));
   return interfered;
 }
 

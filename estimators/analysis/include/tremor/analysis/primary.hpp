@@ -38,6 +38,9 @@ struct PrimaryEstimate {
   std::vector<double> segment_lost_s;
   std::vector<std::int32_t> segment_primary_group;
   std::vector<float> segment_delay_probability;
+  // Per segment, the part of its lost time measured as an I/O stall (the
+  // diagnosis books it to file I/O wherever the other ranks waited it out).
+  std::vector<float> segment_io_stall_s;
   std::vector<double> subgroup_intrinsic_s;  // per primary subgroup, s
   std::size_t subgroups = 0;                 // groups after splitting by the previous segment's group
   std::size_t recurring_segments = 0;        // in split-off subgroups: compared with the same place in the cycle
