@@ -116,3 +116,22 @@ TEST_CASE("combine_evidence: overlapping sources count once, never beyond the se
   CHECK(measured[2] == Approx(0.0005));  // at most the segment less its work
   CHECK(measured[3] == Approx(0.005));
 }
+
+TEST_CASE("run-queue evidence: ranks that waited for a CPU, and their waits one after another", "[evidence]") {
+  // A rank whose run-queue delay is at least half its off-CPU time waited
+  // for a CPU; one that slept does not.
+  RunData run = cputime_run({}, 0.0);
+  set_cells(run, Quantized::off_cpu_time, [](std::size_t r, std::size_t) { return r < 2 ? 0.001 : 0.0; });
+  run.ranks[0].run_queue_delay_s = 0.15;  // of 0.2 s off the CPU
+  run.ranks[1].run_queue_delay_s = 0.05;
+  const std::vector<std::uint8_t> waiting = waiting_rows(run, std::vector<std::uint8_t>(run.detail.ranks.size(), 0));
+  CHECK(waiting[0] == 1);
+  CHECK(waiting[1] == 0);
+  // Taking turns on an oversubscribed node: the run queue is the job's own.
+  CHECK(waiting_rows(run, std::vector<std::uint8_t>(run.detail.ranks.size(), 1))[0] == 0);
+  // Two ranks waited 3 ms each: one after another only as far as the
+  // polling beyond its ordinary level shows it; at most their sum.
+  CHECK(serial_waits(0.003, 0.006, 0.0005, 0.0005) == Approx(0.003));  // no polling: they overlapped
+  CHECK(serial_waits(0.003, 0.006, 0.0025, 0.0005) == Approx(0.005));
+  CHECK(serial_waits(0.003, 0.006, 0.0200, 0.0005) == Approx(0.006));
+}
