@@ -237,7 +237,6 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   out.evidence.rank_excess_s += slept_added;
   out.evidence.measured_delay_s = measured_total + slept_added;
   out.evidence.measured_added_s = measured_total + slept_added;
-  out.evidence.shared_turns_added_s = 0.0;
 
   // Segment durations are maxima over ranks, and their sum exceeds the run
   // when ranks leave the boundaries apart: the lost time is at most the run

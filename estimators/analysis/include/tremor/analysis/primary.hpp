@@ -16,11 +16,10 @@ struct EvidenceTotals {
   double boundary_excess_s = 0.0;  // the closing collective's least wait beyond its latency
   double foreign_cpu_loss_s = 0.0;  // CPU time other processes took on nodes whose ranks take turns
   // Beside another process on such nodes: the segments' time beyond their
-  // group's unshared segments (or their work over the CPUs), and how much that added.
+  // group's unshared segments.
   double shared_turns_loss_s = 0.0;
-  double shared_turns_added_s = 0.0;
   double measured_delay_s = 0.0;  // the combined measured delay (evidence.hpp: combine_evidence), summed
-  double measured_added_s = 0.0;  // what it added beyond the durations' own posterior delays
+  double measured_added_s = 0.0;  // the measured delays in the lost time (slept time added where it fell short)
 };
 
 struct PrimaryEstimate {
