@@ -247,10 +247,13 @@ std::vector<double> collective_evidence(const EvidenceInputs& in, double* total_
 
 void foreign_cpu_evidence(const EvidenceInputs& in, const SharedNodeTime& node, MeasuredEvidence& out) {
   const std::size_t n = in.run.segments.size();
+  out.foreign_cpu_s.clear();
+  out.shared_turns_s.clear();
+  out.unreferenced_s.clear();
+  if (!in.taking_turns) return;  // empty: nothing read (the common case keeps no memory for it)
   out.foreign_cpu_s.assign(n, 0.0);
   out.shared_turns_s.assign(n, 0.0);
   out.unreferenced_s.assign(n, 0.0);
-  if (!in.taking_turns) return;
   for (std::size_t s = 0; s < node.foreign_loss_s.size() && s < n; ++s)
     out.foreign_cpu_s[s] = std::max(0.0, node.foreign_loss_s[s]);
   std::vector<std::vector<std::size_t>> modelled;

@@ -29,7 +29,8 @@ struct EvidenceInputs {
   std::size_t min_group = 5;
 };
 
-// Per segment, s (zeros where a source has nothing).
+// Per segment, s (zeros where a source has nothing; the crowded-node
+// sources are empty on runs without such a node).
 struct MeasuredEvidence {
   std::vector<double> rank_s;          // rank_evidence
   std::vector<double> io_s;            // rank_evidence: the largest I/O stall over the detail ranks (before slack)

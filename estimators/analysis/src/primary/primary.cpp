@@ -145,15 +145,17 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   // First fit, on the durations alone: the intrinsic times the evidence's
   // caps need, and whether most segments were delayed.
   std::vector<std::span<const double>> spans(durations.begin(), durations.end());
-  const est::IntrinsicEstimate first = est::estimate_intrinsic(spans, {}, work_given, baseline_floor);
   std::vector<double> first_intrinsic;
-  for (const est::GroupIntrinsic& group : first.groups) first_intrinsic.push_back(group.baseline);
+  {  // only its intrinsic times and flags are kept (its per-segment charges would add to the peak memory)
+    const est::IntrinsicEstimate first = est::estimate_intrinsic(spans, {}, work_given, baseline_floor);
+    for (const est::GroupIntrinsic& group : first.groups) first_intrinsic.push_back(group.baseline);
+    out.unexplained_spread_ratio = first.unexplained_spread_ratio;
+    out.most_segments_delayed = first.lower_start_chosen;
+  }
   out.off_cpu_measured = off_cpu_measured(run);
   const std::vector<std::uint8_t> oversubscribed = oversubscribed_rows(run);
   out.taking_turns =
       out.off_cpu_measured && std::find(oversubscribed.begin(), oversubscribed.end(), 1) != oversubscribed.end();
-  out.unexplained_spread_ratio = first.unexplained_spread_ratio;
-  out.most_segments_delayed = first.lower_start_chosen;
 
   // The measured evidence, one source at a time, combined in one place.
   const EvidenceInputs inputs{run,          groups, first_intrinsic, baseline_floor, out.segment_primary_group,
@@ -166,8 +168,7 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   // Ranks taking turns on a node's CPUs take at least their summed work over them.
   const SharedNodeTime shared_nodes = out.taking_turns ? shared_node_time(run) : SharedNodeTime{};
   foreign_cpu_evidence(inputs, shared_nodes, evidence);
-  const std::vector<double> work_floor = segment_work_floors(run);
-  const std::vector<double> measured = combine_evidence(evidence, run.segments.duration_s, work_floor);
+  const std::vector<double> measured = combine_evidence(evidence, run.segments.duration_s, segment_work_floors(run));
   out.waiting_ranks = evidence.waiting_ranks;
   out.evidence.rank_excess_s = evidence.rank_total_s;
   out.evidence.io_peer_excess_s = evidence.io_peer_s;
@@ -176,6 +177,12 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   out.evidence.shared_turns_loss_s =
       std::accumulate(evidence.shared_turns_s.begin(), evidence.shared_turns_s.end(), 0.0);
   const double unreferenced_s = std::accumulate(evidence.unreferenced_s.begin(), evidence.unreferenced_s.end(), 0.0);
+  // Only the totals and the I/O stalls (for the What split) are kept: the
+  // per-segment sources would add to the analysis's peak memory.
+  out.segment_io_stall_s.assign(evidence.io_s.begin(), evidence.io_s.end());
+  for (std::vector<double>* source : {&evidence.rank_s, &evidence.io_s, &evidence.collective_s, &evidence.foreign_cpu_s,
+                                      &evidence.shared_turns_s, &evidence.unreferenced_s})
+    std::vector<double>().swap(*source);
 
   // The model proper: the measured delay is a known part of each segment's
   // time, so the intrinsic times, the jitter and the delays the durations
@@ -283,9 +290,9 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   out.lost_percent_high = std::min(percent(shrink * interval.high), percent(most_lost));
   out.oversubscription_percent = percent(unreferenced_s);
   out.intrinsic_run_time_s = std::max(0.0, run_time - bounded);
-  out.segment_io_stall_s.assign(n, 0.0F);
-  for (std::size_t s = 0; s < n && s < evidence.io_s.size(); ++s)
-    out.segment_io_stall_s[s] = static_cast<float>(std::min(lost[s], shrink * evidence.io_s[s]));
+  out.segment_io_stall_s.resize(n, 0.0F);
+  for (std::size_t s = 0; s < n; ++s)
+    out.segment_io_stall_s[s] = static_cast<float>(std::min(lost[s], shrink * out.segment_io_stall_s[s]));
   return interfered;
 }
 
