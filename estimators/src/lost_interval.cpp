@@ -108,6 +108,7 @@ LostInterval lost_interval(std::span<const std::span<const double>> groups, std:
   IntrinsicOptions refit_model = model;
   refit_model.em_iterations = options.refit_em_iterations;
   refit_model.em_tolerance = 1e-6;
+  refit_model.outer_iterations = options.refit_outer_iterations;
   std::vector<std::vector<double>> resampled(group_count);
   std::vector<std::vector<double>> resampled_work(group_count);
   std::vector<std::span<const double>> spans(group_count);

@@ -30,7 +30,9 @@ struct LostIntervalOptions {
   /// Charges are summed over at most this many evenly spaced quantiles of a group.
   std::size_t charge_sample = 512;
   /// EM iterations of a replica's refit (it starts from the fit's own shape).
-  int refit_em_iterations = 40;
+  int refit_em_iterations = 25;
+  /// Baseline <-> mixture refinements of a replica's refit.
+  int refit_outer_iterations = 2;
   /// False only in tests: the model held at its point (the anchors redrawn,
   /// sigma, pi and tau fixed, the interval made to contain the point), an
   /// interval known to cover the truth too rarely.
