@@ -12,9 +12,11 @@ import glob
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
+import time
 
 import h5py
 import numpy as np
@@ -328,6 +330,34 @@ def check_quiet(f, args):
         fail(f"{report['interference_percent']:.2f} % ({report['class']}) above the {floor} % noise floor")
 
 
+def check_oversubscribed_clean(f, args):
+    """Ranks outnumbering the CPUs, nothing else running: the ranks' turns are
+    the job's own cost, never interference. The test decides itself that the
+    run was oversubscribed (its ranks against this process's CPUs) and that
+    nothing else ran (the machine's busy CPU time beyond the job's own, from
+    /proc/stat and the job's rusage); only the figure it checks is Tremor's."""
+    cpus = len(os.sched_getaffinity(0))
+    if int(args["np"]) <= cpus:
+        fail(f"{args['np']} ranks on {cpus} CPUs is not oversubscribed: give --np above the CPU count")
+    others = args["other_cpu_share"]
+    report = report_of(f)
+    estimate, klass = report["interference_percent"], report["class"]
+    print(f"{args['np']} ranks on {cpus} CPUs: {estimate:.2f} % ({klass}); other processes took "
+          f"{100 * others:.1f} % of the CPUs")
+    if others > float(args.get("quiet_share", "0.05")):
+        raise BusyMachine(f"other processes took {100 * others:.1f} % of the CPUs during the run")
+    if klass == "high" or estimate > float(args.get("ceiling_pct", "7.5")):
+        fail(f"a clean oversubscribed run read {estimate:.2f} % ({klass})")
+
+
+def busy_cpu_seconds():
+    """CPU time the whole machine spent busy so far (/proc/stat, all CPUs), s."""
+    with open("/proc/stat") as handle:
+        fields = [int(x) for x in handle.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def check_offline(f, args):
     """`tremor analyze --json FILE` reproduces the in-process JSON exactly."""
     result = subprocess.run([args["tremor"], "analyze", "--json", f.filename], capture_output=True, text=True)
@@ -350,7 +380,8 @@ def check_offline(f, args):
 
 
 CHECKS = {"switch_records": lambda f, args: check_switch_records(f, args, args.get("source", "cputime")),
-          "work": check_work, "planted": check_planted, "quiet": check_quiet, "offline": check_offline, "fortran": check_fortran, "stacked": check_stacked, "bsp": check_bsp, "segments": check_segments, "io": check_io, "sde": check_sde, "schema": check_schema}
+          "work": check_work, "planted": check_planted, "quiet": check_quiet, "offline": check_offline, "fortran": check_fortran, "stacked": check_stacked, "bsp": check_bsp, "segments": check_segments, "io": check_io, "sde": check_sde, "schema": check_schema,
+          "oversubscribed_clean": check_oversubscribed_clean}
 
 
 def main():
@@ -389,7 +420,13 @@ def run_and_check(opts, program):
     with tempfile.TemporaryDirectory(prefix="tremor-test-") as out:
         env = dict(os.environ, TREMOR_OUTPUT_DIR=out, LD_PRELOAD=opts.preload, TREMOR_REPORT="none")
         env.update(kv.split("=", 1) for kv in opts.env)
+        busy_before, wall_before = busy_cpu_seconds(), time.monotonic()
+        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         result = run_preloaded(mpi_command(opts.launcher, opts.np, program), env, timeout=300)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        job_cpu = (children.ru_utime - children_before.ru_utime) + (children.ru_stime - children_before.ru_stime)
+        capacity = (time.monotonic() - wall_before) * (os.cpu_count() or 1)
+        other_cpu_share = max(0.0, busy_cpu_seconds() - busy_before - job_cpu) / capacity if capacity > 0 else 0.0
         sys.stdout.write(result.stdout)
         sys.stderr.write(result.stderr)
         if result.returncode != 0:
@@ -400,7 +437,7 @@ def run_and_check(opts, program):
             print(f"CHECK FAILED: expected one run file in {out}, found {files}")
             sys.exit(1)
         args = dict(kv.split("=", 1) for kv in opts.arg)
-        args.update(np=opts.np, stderr=result.stderr)
+        args.update(np=opts.np, stderr=result.stderr, other_cpu_share=other_cpu_share)
         with h5py.File(files[0], "r") as f:
             busy = None
             for check in opts.check:

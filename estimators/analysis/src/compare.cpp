@@ -8,6 +8,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "detail_cells.hpp"
+
 namespace tremor::analysis {
 namespace {
 
@@ -35,10 +37,10 @@ RunRow run_row(const ComparedRun& compared) {
                 .processes = compared.run->meta.world_size,
                 .run_time_s = analysis.run_time_s,
                 .estimate_possible = analysis.estimate_possible,
-                .lost_percent = analysis.lost_percent,
-                .lost_percent_low = analysis.lost_percent_low,
-                .lost_percent_high = analysis.lost_percent_high,
-                .intrinsic_run_time_s = analysis.intrinsic_run_time_s,
+                .lost_percent = analysis.primary.lost_percent,
+                .lost_percent_low = analysis.primary.lost_percent_low,
+                .lost_percent_high = analysis.primary.lost_percent_high,
+                .intrinsic_run_time_s = analysis.primary.intrinsic_run_time_s,
                 .interference_class = std::string(estimators::to_string(analysis.interference_class))};
 }
 
@@ -325,24 +327,18 @@ std::vector<std::pair<std::string, double>> node_speeds(const RunData& run, cons
   const DetailRanks& detail = run.detail;
   const std::size_t segments = detail.segments;
   const std::size_t rank_count = detail.ranks.size();
-  const auto& duration_index = detail.global_index[index(Quantized::duration)];
-  const auto& mpi_index = detail.global_index[index(Quantized::mpi_time)];
-  const auto& io_index = detail.global_index[index(Quantized::io_time)];
-  const auto& work_index = detail.global_index[index(Quantized::work)];
-  const std::size_t cells = rank_count * segments;
+  const detail::DetailCells durations(run, Quantized::duration);
+  const detail::DetailCells mpi_times(run, Quantized::mpi_time);
+  const detail::DetailCells io_times(run, Quantized::io_time);
+  const detail::DetailCells works(run, Quantized::work);
   if (rank_count == 0 || segments == 0) {
     why = "the run file has no per-rank detail";
     return {};
   }
-  if (duration_index.size() != cells || mpi_index.size() != cells || io_index.size() != cells ||
-      work_index.size() != cells) {
+  if (!durations.complete() || !mpi_times.complete() || !io_times.complete() || !works.complete()) {
     why = "the per-rank detail is incomplete";
     return {};
   }
-  const auto value = [&](Quantized metric, std::uint16_t bin) {
-    const BinTable& bins = run.global_bins[index(metric)];
-    return bin < bins.size() ? std::optional<double>(bins[bin].rep()) : std::nullopt;
-  };
   std::map<std::int32_t, std::string> host_of;
   for (const RankInfo& rank : run.ranks) host_of[rank.rank] = rank.hostname;
   std::map<std::string, std::vector<double>> per_host;
@@ -352,11 +348,10 @@ std::vector<std::pair<std::string, double>> node_speeds(const RunData& run, cons
     double work = 0.0;
     for (std::size_t s = 0; s < segments; ++s) {
       if (classified && analysis.segment_class[s] == SegmentClass::interfered) continue;
-      const std::size_t cell = r * segments + s;
-      const auto duration = value(Quantized::duration, duration_index[cell]);
-      const auto mpi = value(Quantized::mpi_time, mpi_index[cell]);
-      const auto io = value(Quantized::io_time, io_index[cell]);
-      const auto segment_work = value(Quantized::work, work_index[cell]);
+      const auto duration = durations.find(r, s);
+      const auto mpi = mpi_times.find(r, s);
+      const auto io = io_times.find(r, s);
+      const auto segment_work = works.find(r, s);
       if (!duration || !mpi || !io || !segment_work) continue;
       outside += std::max(0.0, *duration - *mpi - *io);
       work += *segment_work;

@@ -55,6 +55,7 @@
 #include <string>
 
 #include "analysis_internal.hpp"
+#include "detail_cells.hpp"
 #include "tremor/estimators/bootstrap.hpp"
 #include "tremor/estimators/gev_fit.hpp"
 #include "tremor/estimators/long_run_variance.hpp"
@@ -89,14 +90,11 @@ std::string text(const char* pattern, double a, double b = 0.0, double c = 0.0) 
 std::vector<std::vector<est::RankSamples>> per_rank_arrivals(const RunData& run, const RunAnalysis& analysis) {
   const DetailRanks& detail = run.detail;
   const std::size_t segments = detail.segments;
-  const auto& durations = detail.global_index[index(Quantized::duration)];
-  const auto& waits = detail.global_index[index(Quantized::wait_time)];
-  const BinTable& duration_bins = run.global_bins[index(Quantized::duration)];
-  const BinTable& wait_bins = run.global_bins[index(Quantized::wait_time)];
+  const DetailCells durations(run, Quantized::duration);
+  const DetailCells waits(run, Quantized::wait_time);
   const std::size_t rank_count = detail.ranks.size();
   std::vector<std::vector<est::RankSamples>> result;
-  if (segments != analysis.segment_count || durations.size() != rank_count * segments ||
-      waits.size() != rank_count * segments) {
+  if (segments != analysis.segment_count || !durations.complete() || !waits.complete()) {
     return result;
   }
   std::map<std::int32_t, const RankInfo*> rank_info;
@@ -114,9 +112,9 @@ std::vector<std::vector<est::RankSamples>> per_rank_arrivals(const RunData& run,
       }
       std::vector<double> values;
       for (const std::size_t segment : group.members) {
-        const std::size_t cell = r * segments + segment;
-        if (durations[cell] >= duration_bins.size() || waits[cell] >= wait_bins.size()) continue;
-        values.push_back(duration_bins[durations[cell]].rep() - wait_bins[waits[cell]].rep());
+        const auto duration = durations.find(r, segment);
+        const auto wait = waits.find(r, segment);
+        if (duration && wait) values.push_back(*duration - *wait);
       }
       samples.values = quantile_subsample(std::move(values), per_rank_limit);
       ranks.push_back(std::move(samples));

@@ -236,19 +236,18 @@ bool write_analysis(RunFileAppender& out, const RunAnalysis& analysis, const nlo
   const bool ok = analysis.estimate_possible;
   return out.write("/analysis/segments", "group", group) && out.write("/analysis/segments", "class", segment_class) &&
          out.write("/analysis/segments", "impact_s", std::span<const float>(single(analysis.segment_impact_s))) &&
-         out.write("/analysis/segments", "lost_s", std::span<const float>(single(analysis.segment_lost_s))) &&
-         out.write("/analysis/segments", "mad4_impact_s",
-                   std::span<const float>(single(analysis.segment_mad4_impact_s))) &&
+         out.write("/analysis/segments", "lost_s", std::span<const float>(single(analysis.primary.segment_lost_s))) &&
+         out.write("/analysis/segments", "mad4_impact_s", std::span<const float>(single(analysis.segment_mad4_impact_s))) &&
          write_groups(out, analysis) && write_predictions(out, analysis) && write_diagnosis(out, analysis.diagnosis) &&
          write_warnings(out, analysis) && out.set_integer("/analysis", "report_schema_version", kReportSchemaVersion) &&
          out.set_integer("/analysis", "estimate_possible", ok ? 1 : 0) &&
          out.set_text("/analysis", "no_estimate_reason", analysis.no_estimate_reason) &&
          out.set_number("/analysis", "interference_percent", analysis.interference_percent) &&
          out.set_text("/analysis", "method", p.method) &&
-         out.set_number("/analysis", "lost_percent", analysis.lost_percent) &&
-         out.set_number("/analysis", "lost_percent_low", analysis.lost_percent_low) &&
-         out.set_number("/analysis", "lost_percent_high", analysis.lost_percent_high) &&
-         out.set_number("/analysis", "intrinsic_run_time_s", analysis.intrinsic_run_time_s) &&
+         out.set_number("/analysis", "lost_percent", analysis.primary.lost_percent) &&
+         out.set_number("/analysis", "lost_percent_low", analysis.primary.lost_percent_low) &&
+         out.set_number("/analysis", "lost_percent_high", analysis.primary.lost_percent_high) &&
+         out.set_number("/analysis", "intrinsic_run_time_s", analysis.primary.intrinsic_run_time_s) &&
          out.set_number("/analysis", "paper_mad4_percent", analysis.paper_mad4_percent) &&
          out.set_number("/analysis", "continuous_interference_percent", analysis.continuous_interference_percent) &&
          out.set_text("/analysis", "class", ok ? estimators::to_string(analysis.interference_class) : "none") &&
