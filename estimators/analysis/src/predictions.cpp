@@ -231,7 +231,9 @@ void add_total(RunAnalysis& analysis, const std::string& method, const MethodTot
     const double run_spread = z * std::sqrt(std::max(0.0, totals.run_variance[f]));
     const double below = widening * std::hypot(std::max(0.0, median - totals.low[f]), run_spread);
     const double above = widening * std::hypot(std::max(0.0, totals.high[f] - median), run_spread);
-    analysis.predictions.push_back({method, scales[f], scales[f] * world_size, total(median), total(median - below),
+    // The groups' segments cannot take less than no time: a wide interval stops at 0 rather than below.
+    const double lowest = std::max(0.0, median - below);
+    analysis.predictions.push_back({method, scales[f], scales[f] * world_size, total(median), total(lowest),
                                     total(median + above), totals.failed[f], variance_inflation});
   }
   warn_if_fit_misses_extremes(analysis, method, totals);
