@@ -345,20 +345,28 @@ def run_file_rows(command):
 
 
 def check_exit_code_tables(options, checker):
-    """The table's numbers = the tool's table = tremor-plot's."""
+    """hostile_cases' and tremor-plot's statuses are those of the tool's enum, name by name, and the
+    tool prints that enum as its table."""
+    header = open(os.path.join(SOURCE, "estimators", "cli", "exit_codes.hpp"), encoding="utf-8").read()
+    enum = header[header.index("enum class Exit"):]
+    enum = dict((name, int(value)) for name, value in re.findall(r"(\w+) = (\d+),", enum[:enum.index("};")]))
     markdown = subprocess.run([options.tremor, "config", "--markdown", "exit-codes"], capture_output=True,
                               text=True).stdout
-    tool = {int(m.group(1)) for m in re.finditer(r"^\| (\d+) \|", markdown, re.MULTILINE)}
+    printed = sorted(int(m.group(1)) for m in re.finditer(r"^\| (\d+) \|", markdown, re.MULTILINE))
     sys.path.insert(0, os.path.join(SOURCE, "scripts"))
     from tremor_plot import exit_codes as plot_codes
-    ours = {table.OK, table.USAGE, table.BAD_INPUT, table.GATE, table.OUTPUT}
-    plot = {plot_codes.OK, plot_codes.USAGE, plot_codes.BAD_INPUT, plot_codes.OUTPUT, plot_codes.INTERNAL,
-            plot_codes.MISSING_PROGRAM}
+    ours = {"ok": table.OK, "usage": table.USAGE, "bad_input": table.BAD_INPUT, "gate": table.GATE,
+            "output": table.OUTPUT}
+    plot = {"ok": plot_codes.OK, "usage": plot_codes.USAGE, "bad_input": plot_codes.BAD_INPUT,
+            "output": plot_codes.OUTPUT, "internal": plot_codes.INTERNAL,
+            "missing_program": plot_codes.MISSING_PROGRAM}
     problems = []
-    if not ours <= tool:
-        problems.append(f"hostile_cases' statuses {sorted(ours - tool)} are not in the tool's table {sorted(tool)}")
-    if not plot <= tool:
-        problems.append(f"tremor-plot's statuses {sorted(plot - tool)} are not in the tool's table {sorted(tool)}")
+    if printed != sorted(enum.values()):
+        problems.append(f"tremor config --markdown exit-codes lists {printed}, the enum {enum}")
+    for who, codes in (("hostile_cases", ours), ("tremor_plot/exit_codes.py", plot)):
+        wrong = {name: value for name, value in codes.items() if enum.get(name) != value}
+        if wrong:
+            problems.append(f"{who}: {wrong} differ from Exit in exit_codes.hpp {enum}")
     checker.case("exit status tables agree", problems)
 
 
