@@ -50,7 +50,7 @@ inline constexpr std::array<SettingInfo, static_cast<std::size_t>(Setting::count
      "Comma list of call families to delay: p2p, coll, rma, mpiio, posix (or all); "
      "docs/intercepted_calls.md gives each call's family."},
     {"TREMOR_INJECT_RANKS", "all",
-     "Ranks of MPI_COMM_WORLD to delay: all, or a list of ranks and ranges such as 0,2-3."},
+     "Ranks of MPI_COMM_WORLD to delay: all, or a list of ranks and ranges such as 0,2-3, each a rank of the run."},
     {"TREMOR_INJECT_SEED", "1",
      "Seed (unsigned 64-bit); each rank's engine is seeded from seed and rank, so "
      "the same seed and call sequence give the same delays."},
