@@ -32,7 +32,8 @@ void run_fit(const FitCommandOptions& options) {
   const std::vector<double> sample = read_sample(options.path);
   const est::GevFit fit = fit_sample(options, sample);
   if (fit.flags & (est::kInvalid | est::kInsufficientN)) {
-    throw CommandFailure(options.path + ": no valid GEV fit (" + est::describe_fit_flags(fit.flags) + ")");
+    throw CommandFailure(options.path + ": no valid GEV fit (" + est::describe_fit_flags(fit.flags) + ")",
+                         Exit::bad_input);
   }
   const std::string type(est::to_string(est::classify_gev_type(fit.params.k)));
   if (options.json) {

@@ -98,7 +98,8 @@ std::vector<RunInterval> RunTotals::summarize(double fixed, double scale, double
     std::vector<double> totals(replicas.size());
     for (std::size_t r = 0; r < replicas.size(); ++r) totals[r] = scale * (fixed + replicas[r]);
     const PercentileSummary summary = summarize_replicas(totals, ci);
-    return PercentileSummary{summary.median, summary.median - widening * (summary.median - summary.ci_low),
+    // A run takes no less than no time: a widened interval stops at 0 s.
+    return PercentileSummary{summary.median, std::max(0.0, summary.median - widening * (summary.median - summary.ci_low)),
                              summary.median + widening * (summary.ci_high - summary.median)};
   };
   for (std::size_t f = 0; f < expected_.size(); ++f) {

@@ -10,6 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import numpy as np  # noqa: E402
 
+from .output import PNG_SOFTWARE  # noqa: E402
 from .run_file import RunView  # noqa: E402
 
 INTERFERED_COLOUR = "#d62728"
@@ -38,7 +39,8 @@ def group_colour(group_index: int) -> str:
 
 def _png(figure) -> bytes:
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    # The Software text chunk marks the file as tremor-plot's own (output.py).
+    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight", metadata={"Software": PNG_SOFTWARE})
     plt.close(figure)
     return buffer.getvalue()
 

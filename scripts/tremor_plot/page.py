@@ -4,6 +4,7 @@ from __future__ import annotations
 import base64
 from html import escape
 
+from .output import HTML_MARKER
 from .run_file import RunView
 
 # Not used by any chart, so a screenshot test can find the light by its colour.
@@ -240,5 +241,5 @@ def render_page(run: RunView, charts: dict[str, bytes | None]) -> str:
         "<h2>Effective configuration</h2>", _configuration(run),
     ]
     body = "\n".join(sections)
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{HTML_MARKER.decode()}'
             f"<title>Tremor report</title><style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")

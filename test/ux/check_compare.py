@@ -25,7 +25,7 @@ parser.add_argument("--launcher", required=True)
 parser.add_argument("--app", required=True)
 options = parser.parse_args()
 
-BAD_INPUT = 2
+USAGE, BAD_INPUT = 1, 2  # estimators/cli/exit_codes.hpp
 # Identical clean runs on the shared 2-core test machine differ in intrinsic
 # run time by up to 6 %; the planted interference adds about 20 %.
 TOLERANCE_PERCENT = "8"
@@ -149,19 +149,20 @@ for attempt in range(1, ATTEMPTS + 1):
         break
     print(f"attempt {attempt}: {len(failures)} check(s) failed", file=sys.stderr)
 
-# Bad input: a clear message and exit 2, nothing on stdout.
+# Bad input: a clear message and exit 2 (fewer than two files: a usage error,
+# exit 1), nothing on stdout.
 not_a_run = os.path.join(options.directory, "not_a_run.h5")
 with open(not_a_run, "w", encoding="utf-8") as handle:
     handle.write("this is not HDF5\n")
 missing = os.path.join(options.directory, "missing.h5")
-for arguments, message in [
-    ([base or not_a_run, missing], "missing.h5: not a readable Tremor run file"),
-    ([base or not_a_run, not_a_run], "not_a_run.h5: not a readable Tremor run file"),
-    ([base or not_a_run], "give at least two run files"),
-    ([], "give at least two run files"),
+for arguments, message, status in [
+    ([base or not_a_run, missing], "missing.h5: not a readable Tremor run file", BAD_INPUT),
+    ([base or not_a_run, not_a_run], "not_a_run.h5: not a readable Tremor run file", BAD_INPUT),
+    ([base or not_a_run], "give at least two run files", USAGE),
+    ([], "give at least two run files", USAGE),
 ]:
     result = compare(*arguments)
-    check(result.returncode == BAD_INPUT, f"compare {arguments}: exit {BAD_INPUT}, got {result.returncode}")
+    check(result.returncode == status, f"compare {arguments}: exit {status}, got {result.returncode}")
     check(message in result.stderr, f"compare {arguments}: says '{message}': {result.stderr}")
     check(result.stdout == "", f"compare {arguments}: nothing on stdout")
 

@@ -125,7 +125,7 @@ if options.mode == "check-page":
         with open(not_hdf5, "w") as handle:
             handle.write("not a run file\n")
         result = run([options.tremor_plot, not_hdf5, "-o", os.path.join(scratch, "x.html")])
-        check(result.returncode == 2 and result.stderr.count("\n") == 1 and "not a readable HDF5 file" in result.stderr,
+        check(result.returncode == 2 and result.stderr.count("\n") == 1 and "is not an HDF5 file" in result.stderr,
               f"non-HDF5 input: exit 2 with one line, got {result.returncode} {result.stderr!r}")
         check(not os.path.exists(os.path.join(scratch, "x.html")), "no page written for bad input")
     finish("check-page")

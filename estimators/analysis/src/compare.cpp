@@ -221,6 +221,7 @@ std::map<std::string, HostValues> environment_fields(const RunData& run) {
   fields["mpi_flavour"][""] = run.meta.mpi_flavour;
   fields["counter_source"][""] = run.meta.counter_source;
   fields["tremor_version"][""] = run.meta.tremor_version;
+  fields["command_line"][""] = run.meta.command_line;
   std::set<std::string> hosts;
   for (const RankInfo& rank : run.ranks) hosts.insert(rank.hostname);
   std::string host_list;
@@ -288,6 +289,20 @@ std::vector<EnvironmentDifference> compare_environment(const std::vector<Compare
     if (differs) result.push_back({field, std::move(values)});
   }
   return result;
+}
+
+std::string program_name(const std::string& command_line) {
+  const std::string first = command_line.substr(0, command_line.find(' '));
+  const auto slash = first.rfind('/');
+  return slash == std::string::npos ? first : first.substr(slash + 1);
+}
+
+std::set<std::uint64_t> usable_signatures(const RunAnalysis& analysis) {
+  std::set<std::uint64_t> signatures;
+  for (const GroupResult& group : analysis.groups) {
+    if (group.usable) signatures.insert(group.signature);
+  }
+  return signatures;
 }
 
 void check_predictions(const std::vector<ComparedRun>& runs, Comparison& result) {
@@ -368,6 +383,24 @@ std::vector<std::pair<std::string, double>> node_speeds(const RunData& run, cons
   return result;
 }
 
+std::string program_mismatch(const ComparedRun& reference, const ComparedRun& compared) {
+  const std::string mine = program_name(reference.run->meta.command_line);
+  const std::string theirs = program_name(compared.run->meta.command_line);
+  if (mine != theirs) {
+    return compared.name + " is a run of another program than " + reference.name + " (" + theirs + ", not " + mine +
+           ")";
+  }
+  if (reference.run->meta.world_size != compared.run->meta.world_size) return "";  // signatures scale with it
+  const std::set<std::uint64_t> reference_signatures = usable_signatures(*reference.analysis);
+  const std::set<std::uint64_t> compared_signatures = usable_signatures(*compared.analysis);
+  if (reference_signatures.empty() || compared_signatures.empty()) return "";  // no verdict anyway
+  for (const std::uint64_t signature : reference_signatures) {
+    if (compared_signatures.contains(signature)) return "";
+  }
+  return compared.name + " shares no group signature (communication and I/O per segment) with " + reference.name +
+         ": another program or input";
+}
+
 Verdict compare_intrinsic(const RunRow& reference, const RunRow& compared, double tolerance_percent) {
   Verdict verdict;
   verdict.reference = reference.name;
@@ -433,7 +466,18 @@ Comparison compare_runs(const std::vector<ComparedRun>& runs, double tolerance_p
   result.environment = compare_environment(runs);
   check_predictions(runs, result);
   for (std::size_t r = 1; r < result.runs.size(); ++r) {
-    result.verdicts.push_back(compare_intrinsic(result.runs.front(), result.runs[r], tolerance_percent));
+    const std::string mismatch = program_mismatch(runs.front(), runs[r]);
+    if (mismatch.empty()) {
+      result.verdicts.push_back(compare_intrinsic(result.runs.front(), result.runs[r], tolerance_percent));
+      continue;
+    }
+    result.warnings.push_back(mismatch);
+    Verdict verdict;
+    verdict.reference = result.runs.front().name;
+    verdict.compared = result.runs[r].name;
+    verdict.tolerance_percent = tolerance_percent;
+    verdict.text = "no verdict: " + mismatch;
+    result.verdicts.push_back(std::move(verdict));
   }
   return result;
 }

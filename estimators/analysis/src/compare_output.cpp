@@ -189,6 +189,8 @@ std::string html_escape(const std::string& text) {
 
 std::string render_compare_text(const Comparison& comparison) {
   std::string out;
+  for (const std::string& warning : comparison.warnings) out += "Warning: " + warning + '\n';
+  if (!comparison.warnings.empty()) out += '\n';
   for (const Table& table : build_tables(comparison)) out += render_table_text(table) + '\n';
   for (const Verdict& verdict : comparison.verdicts) out += "Verdict: " + verdict.text + '\n';
   return out;
@@ -196,11 +198,15 @@ std::string render_compare_text(const Comparison& comparison) {
 
 std::string render_compare_html(const Comparison& comparison) {
   std::ostringstream out;
-  out << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Tremor comparison</title>\n<style>"
+  out << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">" << kCompareHtmlMarker
+      << "<title>Tremor comparison</title>\n<style>"
          "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:1.5em}"
          "th,td{border:1px solid #bbb;padding:3px 8px;text-align:left}th{background:#eee}"
          "td.differs{background:#ffe08a;font-weight:bold}p.verdict{font-size:1.2em;font-weight:bold}"
-         "</style></head><body>\n<h1>Tremor comparison</h1>\n";
+         "p.warning{color:#a00;font-weight:bold}</style></head><body>\n<h1>Tremor comparison</h1>\n";
+  for (const std::string& warning : comparison.warnings) {
+    out << "<p class=\"warning\">Warning: " << html_escape(warning) << "</p>\n";
+  }
   for (const Verdict& verdict : comparison.verdicts) {
     out << "<p class=\"verdict\">" << html_escape(verdict.text) << "</p>\n";
   }
@@ -284,6 +290,7 @@ nlohmann::json compare_json(const Comparison& comparison) {
                                   {"headline", check.headline}});
   }
   out["predictions_note"] = comparison.predictions_note;
+  out["warnings"] = comparison.warnings;
   out["verdicts"] = nlohmann::json::array();
   for (const Verdict& verdict : comparison.verdicts) {
     out["verdicts"].push_back({{"available", verdict.available},
