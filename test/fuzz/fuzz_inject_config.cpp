@@ -1,5 +1,6 @@
 // libFuzzer harness: the injector's TREMOR_INJECT_* settings, read right
-// after MPI_Init. The input's first two bytes are the rank; the rest holds
+// after MPI_Init. The input's first two bytes are the rank (its low bits also
+// set the world's size); the rest holds
 // the values of the settings in table order, separated by NUL (a missing one
 // is unset). An accepted configuration must lie within the documented
 // ranges; a refused one must give one line naming the variable.
@@ -33,7 +34,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto pieces = tremor::fuzz::split(tremor::fuzz::as_text(data + 2, size - 2), std::string_view("\0", 1));
   for (std::size_t i = 0; i < values.size(); ++i)
     values[i] = i < pieces.size() ? std::optional<std::string>(pieces[i]) : std::nullopt;
-  const inject::ParseResult result = inject::parse_config(lookup, rank);
+  // A world of up to 3 more ranks than this one, so that TREMOR_INJECT_RANKS
+  // may name ranks both inside and outside the run.
+  const int world_size = rank + 1 + (data[0] & 3);
+  const inject::ParseResult result = inject::parse_config(lookup, rank, world_size);
   if (!result.ok) {
     if (result.error.find("TREMOR_") == std::string::npos || result.error.find('\n') != std::string::npos)
       std::abort();
