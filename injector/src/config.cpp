@@ -152,7 +152,7 @@ ParseResult parse_config(EnvLookup lookup, int rank, int world_size) {
         expected = "all or a list of ranks and ranges such as 0,2-3";
         if (valid && largest >= world_size) {
           result.ok = false;
-          result.error = "tremor-inject: " + std::string(setting_info.name) + "='" + std::string(text) +
+          result.error = "tremor-inject: " + std::string(setting_info.name) + "='" + printable(text) +
                          "' names rank " + std::to_string(largest) + ", but this run has " +
                          std::to_string(world_size) + (world_size == 1 ? " process (rank 0)" : " processes (ranks 0-") +
                          (world_size == 1 ? "" : std::to_string(world_size - 1) + ")") +
