@@ -2,9 +2,12 @@
 # The sanitizer pass of the CI (issue 10), MPICH only:
 #   build-asan  GCC, ASan+UBSan: the unit, CLI, injector, integration and coverage tests
 #   build-tsan  GCC, ThreadSanitizer: the threaded coverage test (every thread level)
-#   build-fuzz  clang, libFuzzer+ASan+UBSan: each harness for a bounded time
+#   build-fuzz  clang, libFuzzer+ASan+UBSan: each harness replays its seeds and
+#               past faults, then fuzzes from a fixed seed for a fixed number
+#               of executions (deterministic; scripts/fuzz-long.sh fuzzes long)
 # Every sanitizer report is fatal (-fno-sanitize-recover, halt_on_error).
-# usage: scripts/test-sanitizers.sh [asan] [tsan] [fuzz]   (default: all three)
+# usage: scripts/test-sanitizers.sh [asan] [tsan] [fuzz] [fuzz-build]   (default: the first three)
+# fuzz-build only builds build-fuzz (for scripts/fuzz-long.sh).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 passes=("$@")
@@ -56,15 +59,16 @@ for pass in "${passes[@]}"; do
       cmake --build "$top/build-tsan" -j "$jobs" --target tremor_preload coverage_threads_app
       (cd "$top/build-tsan" && ctest --output-on-failure --timeout 600 -R '^coverage\.thread_level_') || status=1
       ;;
-    fuzz)
-      echo "== sanitizers: libFuzzer harnesses (clang), ${TREMOR_FUZZ_SECONDS:-25} s each"
+    fuzz | fuzz-build)
+      echo "== sanitizers: libFuzzer harnesses (clang): replay, then a fixed exploration"
       configure build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-        -DTREMOR_FUZZ=ON -DTREMOR_FUZZ_SECONDS="${TREMOR_FUZZ_SECONDS:-25}" -DTREMOR_BUILD_TESTS=OFF \
-        "-DTREMOR_COMPONENTS=estimators;segments"
+        -DTREMOR_FUZZ=ON -DTREMOR_BUILD_TESTS=OFF "-DTREMOR_COMPONENTS=estimators;segments"
       cmake --build "$top/build-fuzz" -j "$jobs" --target fuzzers
-      (cd "$top/build-fuzz" && ctest --output-on-failure --timeout 600 -j "$jobs") || status=1
+      if [ "$pass" = fuzz ]; then
+        (cd "$top/build-fuzz" && ctest --output-on-failure --timeout 900 -j "$jobs" -L fuzz) || status=1
+      fi
       ;;
-    *) echo "unknown pass '$pass' (asan, tsan or fuzz)" >&2; exit 2 ;;
+    *) echo "unknown pass '$pass' (asan, tsan, fuzz or fuzz-build)" >&2; exit 2 ;;
   esac
   echo "== sanitizers: $pass took ${SECONDS} s"
 done

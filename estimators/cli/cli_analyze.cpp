@@ -29,6 +29,7 @@
 #include "option_values.hpp"
 #include "tremor/analysis/report.hpp"
 #include "tremor/config.hpp"
+#include "tremor/json_text.hpp"
 #include "tremor/program_merge.hpp"
 #include "tremor/run_file.hpp"
 #include "tremor/spill.hpp"
@@ -111,7 +112,7 @@ void analyze_in_child(const AnalyzeCommandOptions& options, int read_done) {
     }
   }
   if (options.json) {
-    std::cout << report.dump(2) << '\n';
+    std::cout << json_text(report, 2) << '\n';
   } else {
     std::cout << analysis::render_text_report(*run, result, shown_path);
   }

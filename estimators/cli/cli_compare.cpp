@@ -22,6 +22,7 @@
 #include "option_values.hpp"
 #include "output_file.hpp"
 #include "tremor/analysis/compare.hpp"
+#include "tremor/json_text.hpp"
 #include "tremor/run_file.hpp"
 
 namespace tremor::cli {
@@ -67,7 +68,7 @@ void compare_in_child(const CompareCommandOptions& options) {
                       inputs);
   }
   if (options.json) {
-    std::cout << analysis::compare_json(comparison).dump(2) << '\n';
+    std::cout << json_text(analysis::compare_json(comparison), 2) << '\n';
   } else {
     std::cout << analysis::render_compare_text(comparison);
   }

@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "sample_input.hpp"
 #include "tremor/estimators/gev_fit.hpp"
+#include "tremor/json_text.hpp"
 
 namespace tremor::cli {
 namespace {
@@ -45,7 +46,7 @@ void run_fit(const FitCommandOptions& options) {
                           {"type", type},
                           {"usable", fit.usable()},
                           {"flags", est::fit_flag_names(fit.flags)}};
-    std::cout << out.dump(2) << '\n';
+    std::cout << json_text(out, 2) << '\n';
     return;
   }
   std::cout.precision(12);

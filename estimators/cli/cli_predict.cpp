@@ -13,6 +13,7 @@
 #include "option_values.hpp"
 #include "sample_input.hpp"
 #include "tremor/estimators/bootstrap.hpp"
+#include "tremor/json_text.hpp"
 
 namespace tremor::cli {
 namespace {
@@ -87,7 +88,7 @@ void run_predict(const PredictCommandOptions& options) {
     }
     const nlohmann::json out = {{"method", options.method}, {"n", sample.size()}, {"replicas", options.replicas},
                                 {"seed", options.seed},     {"ci", options.ci},   {"scales", scales}};
-    std::cout << out.dump(2) << '\n';
+    std::cout << json_text(out, 2) << '\n';
     return;
   }
   std::cout.precision(10);

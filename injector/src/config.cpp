@@ -25,6 +25,14 @@ bool parse_double(std::string_view text, double& out) {
   return true;
 }
 
+// A value as the message shows it: one line (control characters as '?'), at most 80 bytes.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (const char ch : text.substr(0, 80)) out += static_cast<unsigned char>(ch) < 0x20 ? '?' : ch;
+  if (text.size() > 80) out += "...";
+  return out;
+}
+
 bool parse_int(std::string_view text, long long& out) {
   text = trim(text);
   long long value = 0;
@@ -144,7 +152,7 @@ ParseResult parse_config(EnvLookup lookup, int rank, int world_size) {
         expected = "all or a list of ranks and ranges such as 0,2-3";
         if (valid && largest >= world_size) {
           result.ok = false;
-          result.error = "tremor-inject: " + std::string(setting_info.name) + "='" + std::string(text) +
+          result.error = "tremor-inject: " + std::string(setting_info.name) + "='" + printable(text) +
                          "' names rank " + std::to_string(largest) + ", but this run has " +
                          std::to_string(world_size) + (world_size == 1 ? " process (rank 0)" : " processes (ranks 0-") +
                          (world_size == 1 ? "" : std::to_string(world_size - 1) + ")") +
@@ -191,7 +199,7 @@ ParseResult parse_config(EnvLookup lookup, int rank, int world_size) {
     }
     if (!valid) {
       result.ok = false;
-      result.error = "tremor-inject: " + std::string(setting_info.name) + "='" + std::string(text) +
+      result.error = "tremor-inject: " + std::string(setting_info.name) + "='" + printable(text) +
                      "' is invalid (expected " + expected +
                      "); interference injection is disabled for this run, the application runs unchanged.";
       return result;

@@ -159,3 +159,16 @@ TEST_CASE("TREMOR_INJECT_RANKS may name only ranks of the run") {
                             ", but this run has 2 processes (ranks 0-1)") != std::string::npos);
   }
 }
+
+TEST_CASE("a bad value with control characters or of any length stays one short line") {
+  g_environment = {{"TREMOR_INJECT_MODE", "nap\nnow\r"}};
+  ParseResult result = parse_config(&lookup, 0, 2);
+  CHECK_FALSE(result.ok);
+  CHECK(result.error.find("TREMOR_INJECT_MODE='nap?now?'") != std::string::npos);
+  CHECK(result.error.find('\n') == std::string::npos);
+  g_environment = {{"TREMOR_INJECT_CALLS", std::string(5000, 'x')}};
+  result = parse_config(&lookup, 0, 2);
+  CHECK_FALSE(result.ok);
+  CHECK(result.error.find(std::string(80, 'x') + "...'") != std::string::npos);
+  CHECK(result.error.size() < 400);
+}

@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "tremor/analysis/report.hpp"
+#include "tremor/json_text.hpp"
 
 namespace tremor::analysis {
 namespace {
@@ -259,7 +260,7 @@ bool write_analysis(RunFileAppender& out, const RunAnalysis& analysis, const nlo
          out.set_number("/analysis", "cluster_threshold", p.cluster_threshold) &&
          out.set_integer("/analysis", "min_group", p.min_group) &&
          out.set_integer("/analysis", "replicas", p.replicas) && out.set_number("/analysis", "ci", p.ci) &&
-         out.write_text("/analysis", "report_json", report.dump());
+         out.write_text("/analysis", "report_json", json_text(report));
 }
 
 void report_run(const RunData& run, const Config& config, const std::optional<std::filesystem::path>& h5,
@@ -280,14 +281,14 @@ void report_run(const RunData& run, const Config& config, const std::optional<st
     }
     if (json_path) {
       std::string error;
-      if (!write_reserved_file(*json_path, report.dump(2) + "\n", error)) {
+      if (!write_reserved_file(*json_path, json_text(report, 2) + "\n", error)) {
         std::fprintf(stream, "[tremor] cannot write the JSON report: %s\n", error.c_str());
       }
     }
     const bool text = config.report == ReportFormat::text || config.report == ReportFormat::both;
     const bool json = config.report == ReportFormat::json || config.report == ReportFormat::both;
     if (text) write_all(stream, render_text_report(run, analysis, output_file));
-    if (json) write_all(stream, report.dump(2) + "\n");
+    if (json) write_all(stream, json_text(report, 2) + "\n");
     std::fflush(stream);
   } catch (const std::exception& error) {
     std::fprintf(stream, "[tremor] analysis failed: %s\n", error.what());
