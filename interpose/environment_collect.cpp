@@ -1,5 +1,6 @@
 #include "environment_collect.hpp"
 
+#include <mpi.h>
 #include <papi.h>
 
 #include <algorithm>
@@ -78,32 +79,18 @@ void collect_environment() noexcept {
 
 const ProcessEnvironment& collected_environment() noexcept { return stored(); }
 
-void gather_environment(MPI_Comm comm, int rank, int size, RunData* run) {
+std::string encoded_environment(int world_size) {
   constexpr std::size_t kRootBudget = std::size_t{64} << 20;
-  const std::size_t budget = std::max<std::size_t>(4096, kRootBudget / static_cast<std::size_t>(std::max(1, size)));
-  const std::string mine = encode_environment(stored(), budget);
-  const int length = static_cast<int>(mine.size());
-  const bool root = rank == 0;
-  std::vector<int> lengths(root ? static_cast<std::size_t>(size) : 0), displs;
-  PMPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
-  std::vector<char> all;
-  if (root) {
-    long long offset = 0;
-    for (int l : lengths) {
-      displs.push_back(static_cast<int>(offset));
-      offset += l;
-    }
-    all.resize(static_cast<std::size_t>(offset));
-  }
-  PMPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), displs.data(), MPI_CHAR, 0, comm);
-  if (!root) return;
-  std::vector<ProcessEnvironment> per_rank;
-  for (int r = 0; r < size; ++r) {
-    const auto i = static_cast<std::size_t>(r);
-    per_rank.push_back(
-        decode_environment(std::string_view(all.data() + displs[i], static_cast<std::size_t>(lengths[i]))));
-  }
-  run->environment = assemble_environment(run->ranks, per_rank);
+  const std::size_t budget =
+      std::max<std::size_t>(4096, kRootBudget / static_cast<std::size_t>(std::max(1, world_size)));
+  return encode_environment(stored(), budget);
+}
+
+void assemble_gathered_environment(const std::vector<std::string_view>& per_rank, RunData* run) {
+  std::vector<ProcessEnvironment> decoded;
+  decoded.reserve(per_rank.size());
+  for (const std::string_view text : per_rank) decoded.push_back(decode_environment(text));
+  run->environment = assemble_environment(run->ranks, decoded);
 }
 
 }  // namespace tremor::interpose

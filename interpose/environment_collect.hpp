@@ -2,7 +2,9 @@
 // MPI_Init (node facts on one rank per node), and the finalize gather brings
 // every rank's collection to the root (docs/schema.md).
 #pragma once
-#include <mpi.h>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "tremor/environment.hpp"
 #include "tremor/run_data.hpp"
@@ -14,9 +16,12 @@ namespace tremor::interpose {
 void collect_environment() noexcept;
 const ProcessEnvironment& collected_environment() noexcept;
 
-// Collective over comm (at MPI_Finalize, after run->ranks is known on the
-// root): fills run->environment on rank 0 of comm. Memory on the root is
-// bounded: each rank sends at most max(4 KiB, 64 MiB / size) bytes.
-void gather_environment(MPI_Comm comm, int rank, int size, RunData* run);
+// This rank's collection as the finalize gather sends it: at most
+// max(4 KiB, 64 MiB / world_size) bytes, so the root's share stays bounded.
+std::string encoded_environment(int world_size);
+
+// On the root, once run->ranks is known: run->environment from every rank's
+// encoded collection, in rank order.
+void assemble_gathered_environment(const std::vector<std::string_view>& per_rank, RunData* run);
 
 }  // namespace tremor::interpose

@@ -160,6 +160,11 @@ void Recorder::start() noexcept {
     }
     collect_environment();  // once, here: nothing of it runs in the recording loop
     open_spill();
+    if (PMPI_Comm_dup(MPI_COMM_WORLD, &finalize_comm_) == MPI_SUCCESS) {
+      PMPI_Comm_set_errhandler(finalize_comm_, MPI_ERRORS_RETURN);
+    } else {
+      finalize_comm_ = MPI_COMM_NULL;
+    }
     started_ = true;
     storing_ = true;
     tick_seconds_ = seconds_per_tick();

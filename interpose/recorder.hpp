@@ -80,6 +80,10 @@ class Recorder {
   const std::vector<std::string>& config_messages() const noexcept { return config_messages_; }
   const counters::CounterSource& counter() const noexcept { return counter_; }
   SegmentStore& store() noexcept { return *store_; }
+  // Tremor's private duplicate of MPI_COMM_WORLD for the end-of-run gather,
+  // made at MPI_Init so that MPI_Finalize pays no collective for it
+  // (MPI_COMM_NULL if that failed).
+  MPI_Comm finalize_comm() const noexcept { return finalize_comm_; }
   double start_time_unix() const noexcept { return start_time_unix_; }
   double elapsed_s() const noexcept;  // MPI_Init exit to MPI_Finalize entry
   // The open segment's index (boundaries closed so far), -1 outside recording;
@@ -135,6 +139,7 @@ class Recorder {
   FeatureVector last_features_{};
   std::uint16_t last_call_ = 0;
   bool has_last_kind_ = false;
+  MPI_Comm finalize_comm_ = MPI_COMM_NULL;
   int world_size_ = 1;
   int world_rank_ = 0;
   bool started_ = false;

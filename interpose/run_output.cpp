@@ -1,5 +1,6 @@
-// Rank 0's output at MPI_Finalize: the HDF5 file, the analysis, the JSON and
-// the text report. A failure here is reported and never reaches the host.
+// The end of the run: the gather, rank 0's output (the HDF5 file, the
+// analysis, the JSON and the text report) and the spill files' fate, within
+// TREMOR_FINALIZE_LIMIT. A failure here is reported and never reaches the host.
 #include <dlfcn.h>
 #include <errno.h>
 #include <sys/resource.h>
@@ -21,9 +22,9 @@ namespace tremor::interpose {
 
 namespace {
 
-double clock_seconds(clockid_t clock) noexcept {
+double cpu_seconds() noexcept {
   timespec now{};
-  clock_gettime(clock, &now);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
   return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
 }
 
@@ -34,41 +35,53 @@ double peak_rss_mb() noexcept {
 }
 
 // The finalize phase's cost on the root, for scripts/bench-finalize.py
-// (TREMOR_LOG_LEVEL=debug).
+// (TREMOR_LOG_LEVEL=debug). "meeting": until every rank had reached
+// MPI_Finalize and the first two collectives completed.
 struct FinalizeTimer {
-  double wall = clock_seconds(CLOCK_MONOTONIC);
-  double cpu = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
+  double wall = monotonic_s();
+  double cpu = cpu_seconds();
   double rss_before = peak_rss_mb();
-  double gathered_wall = 0.0;
+  double met = 0.0;
+  double gathered = 0.0;
   double file_seconds = 0.0;
 
-  void log(Recorder& recorder, const RunData& run) const {
-    char line[320];
+  void log(Recorder& recorder, const RunData& run, int collectives) const {
+    const double now = monotonic_s();
+    char line[400];
     std::snprintf(line, sizeof line,
-                  "finalize: %zu segments from %d processes in %.3f s wall (gather %.3f s, HDF5 file %.3f s, "
-                  "analysis + report %.3f s), %.3f s CPU; peak RSS %.1f MB before, %.1f MB after",
-                  run.segments.size(), recorder.world_size(), clock_seconds(CLOCK_MONOTONIC) - wall,
-                  gathered_wall - wall, file_seconds, clock_seconds(CLOCK_MONOTONIC) - gathered_wall - file_seconds,
-                  clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu, rss_before, peak_rss_mb());
+                  "finalize: %zu segments from %d processes in %.3f s wall (meeting %.3f s, gather %.3f s, HDF5 file "
+                  "%.3f s, analysis + report %.3f s), %d collectives, %.3f s CPU; peak RSS %.1f MB before, %.1f MB "
+                  "after",
+                  run.segments.size(), recorder.world_size(), now - wall, met - wall, gathered - met, file_seconds,
+                  now - gathered - file_seconds, collectives, cpu_seconds() - cpu, rss_before, peak_rss_mb());
     recorder.debug0(line);
   }
 };
 
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", seconds);
+  return text;
+}
+
+// The watchdog's one line on the root.
+void say_stopped(Recorder& recorder, const FinalizeDeadline& deadline, const std::string& what) {
+  recorder.warn0("end-of-run work stopped at TREMOR_FINALIZE_LIMIT=" + seconds_text(deadline.limit_s()) + " s " + what);
+}
+
 }  // namespace
 
-bool write_outputs(RunData& run, const Recorder& recorder, double& file_seconds) noexcept {
+OutputFiles write_run_file(const RunData& run, const Recorder& recorder) noexcept {
   Recorder& log = Recorder::instance();
   // A full file system (RLIMIT_FSIZE) fails these writes with EFBIG; the
   // SIGXFSZ they raise must not kill the application.
   FileSizeSignalShield shield;
-  bool written = false;
+  OutputFiles files;
   try {
-    const double file_start = clock_seconds(CLOCK_MONOTONIC);
     std::string error;
     constexpr std::array<std::string_view, 2> extensions{".h5", ".json"};
     const auto reserved = reserve_output_files(recorder.config().output_dir, program_invocation_short_name,
                                                run.meta.job_id, extensions, error);
-    std::optional<std::filesystem::path> h5_path, json_path;
     if (!reserved) {
       log.warn0("cannot create output files in TREMOR_OUTPUT_DIR='" + recorder.config().output_dir + "': " + error +
                 "; the report is printed but not saved" + recorder.spill_kept_note());
@@ -78,22 +91,33 @@ bool write_outputs(RunData& run, const Recorder& recorder, double& file_seconds)
       std::error_code ignored;
       std::filesystem::remove(reserved->paths[1], ignored);
     } else {
-      h5_path = reserved->paths[0];
-      json_path = reserved->paths[1];
-      written = true;
+      files.h5 = reserved->paths[0];
+      files.json = reserved->paths[1];
     }
-    file_seconds = clock_seconds(CLOCK_MONOTONIC) - file_start;
-    analysis::report_run(run, recorder.config(), h5_path, json_path, stderr);
   } catch (const std::exception& e) {
     log.warn0(std::string("end-of-run output failed: ") + e.what());
   } catch (...) {
     log.warn0("end-of-run output failed");
   }
-  return written;
+  return files;
 }
 
+void report_outputs(RunData& run, const Recorder& recorder, const OutputFiles& files) noexcept {
+  FileSizeSignalShield shield;
+  analysis::report_run(run, recorder.config(), files.h5, files.json, stderr);
+}
+
+// Every rank: the gather (rank 0 then writes, broadcasts whether the run file
+// exists and analyses), then each rank removes its spill once the run file
+// exists. Ranks other than the root never print: the root says in one line
+// when the limit stopped the work.
 void run_finalize_driver(Recorder& recorder) noexcept {
-  MPI_Comm comm = MPI_COMM_NULL;
+  const MPI_Comm comm = recorder.finalize_comm();
+  if (comm == MPI_COMM_NULL) {
+    recorder.warn0("no end-of-run gather: the private communicator could not be made at MPI_Init" +
+                   recorder.spill_kept_note());
+    return;
+  }
   try {
     FinalizeTimer timer;
     // Tremor's own finalize traffic must not be delayed by a stacked injector.
@@ -101,28 +125,71 @@ void run_finalize_driver(Recorder& recorder) noexcept {
             reinterpret_cast<tremor_inject_suspend_fn>(dlsym(RTLD_DEFAULT, TREMOR_INJECT_SUSPEND_SYMBOL))) {
       suspend();
     }
-    if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) return;
-    PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    FinalizeDeadline deadline(recorder.config().finalize_limit_s);
+    std::optional<FinalizedSegments> local(recorder.store().finalize());
+    FinalizeGather gather(comm, recorder, *local);
+    if (!gather.meet()) {
+      recorder.warn("end-of-run gather failed in MPI" + recorder.spill_kept_note());
+      return;
+    }
+    deadline.arm();
+    timer.met = monotonic_s();
+    const bool posted = gather.post_rest();
+    local.reset();  // this rank's tables are copied out; freed before the analysis's peak
+
+    if (!gather.root()) {
+      if (!posted || !gather.post_outcome(0)) return;
+      // Once the root said it wrote no run file there is nothing to wait for.
+      auto root_gave_up = [&] {
+        return complete_by(gather.all_requests().last(1), 0.0) == Completion::done && gather.outcome() != 1;
+      };
+      if (complete_by(gather.all_requests(), deadline.end() + deadline.grace_s(), root_gave_up) == Completion::done &&
+          gather.outcome() == 1) {
+        recorder.settle_spill(true);
+      }
+      return;
+    }
+
+    const Completion gathered = posted ? complete_by(gather.gather_requests(), deadline.end()) : Completion::failed;
     std::optional<RunData> run;
-    {  // this rank's finalised tables are gathered, then freed before the analysis's peak
-      const FinalizedSegments local = recorder.store().finalize();
-      run = gather_run(comm, recorder, local);
+    OutputFiles files;
+    if (gathered == Completion::done) {
+      run = gather.assemble();
+      timer.gathered = monotonic_s();
+      if (!deadline.passed()) {
+        files = write_run_file(*run, recorder);
+        timer.file_seconds = monotonic_s() - timer.gathered;
+      }
     }
-    timer.gathered_wall = clock_seconds(CLOCK_MONOTONIC);
-    // Every rank removes its own spill once rank 0 has the run file.
-    int written = 0;
-    if (run) {
-      written = write_outputs(*run, recorder, timer.file_seconds) ? 1 : 0;
-      timer.log(recorder, *run);
+    // Posted whatever happened, so that no rank is left with a collective
+    // that the root never joins.
+    const bool outcome_posted = posted && gather.post_outcome(files.h5 ? 1 : 0);
+    if (outcome_posted) complete_by(gather.all_requests().last(1), monotonic_s() + 0.01);  // starts its sends
+    if (files.h5) recorder.settle_spill(true);
+
+    if (gathered == Completion::failed) {
+      recorder.warn0("end-of-run gather failed in MPI; no run file was written" + recorder.spill_kept_note());
+    } else if (gathered == Completion::late) {
+      say_stopped(recorder, deadline,
+                  "while gathering the ranks' records; no run file was written" + recorder.spill_kept_note());
+    } else if (!files.h5 && deadline.passed()) {
+      say_stopped(recorder, deadline, "before writing the run file; none was written" + recorder.spill_kept_note());
+    } else if (deadline.passed()) {
+      say_stopped(recorder, deadline,
+                  "after writing " + files.h5->string() + " without its analysis; `tremor analyze " +
+                      files.h5->string() + "` prints the report");
+    } else {
+      report_outputs(*run, recorder, files);
+      timer.log(recorder, *run, gather.collectives());
     }
-    PMPI_Bcast(&written, 1, MPI_INT, 0, comm);
-    recorder.settle_spill(written == 1);
+    if (outcome_posted) {
+      complete_by(gather.all_requests().last(1), std::max(deadline.end() + deadline.grace_s(), monotonic_s() + 1.0));
+    }
   } catch (const std::exception& e) {
     recorder.warn(std::string("end-of-run gather failed: ") + e.what());
   } catch (...) {
     recorder.warn("end-of-run gather failed");
   }
-  if (comm != MPI_COMM_NULL) PMPI_Comm_free(&comm);
 }
 
 }  // namespace tremor::interpose

@@ -24,9 +24,9 @@ import tempfile
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LINE = re.compile(r"finalize: (\d+) segments from (\d+) processes in ([\d.]+) s wall \(gather ([\d.]+) s, "
-                  r"HDF5 file ([\d.]+) s, analysis \+ report ([\d.]+) s\), ([\d.]+) s CPU; peak RSS ([\d.]+) MB "
-                  r"before, ([\d.]+) MB after")
+LINE = re.compile(r"finalize: (\d+) segments from (\d+) processes in ([\d.]+) s wall \(meeting ([\d.]+) s, "
+                  r"gather ([\d.]+) s, HDF5 file ([\d.]+) s, analysis \+ report ([\d.]+) s\), \d+ collectives, "
+                  r"([\d.]+) s CPU; peak RSS ([\d.]+) MB before, ([\d.]+) MB after")
 
 
 def run(launch, build, flavour, app_args, timeout):
@@ -43,7 +43,8 @@ def run(launch, build, flavour, app_args, timeout):
         if done.returncode != 0 or not match:
             sys.exit(f"bench-finalize: {' '.join(command)} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
         segments, processes = int(match[1]), int(match[2])
-        wall, gather, file, analysis, cpu, rss_before, rss_after = (float(match[i]) for i in range(3, 10))
+        wall, meeting, gather, file, analysis, cpu, rss_before, rss_after = (float(match[i]) for i in range(3, 11))
+        gather += meeting
         h5 = [os.path.join(out, name) for name in os.listdir(out) if name.endswith(".h5")]
         file_bytes = os.path.getsize(h5[0]) if h5 else 0
         return dict(segments=segments, processes=processes, wall=wall, gather=gather, file=file, analysis=analysis,

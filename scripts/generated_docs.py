@@ -4,11 +4,11 @@
 usage: generated_docs.py --tremor PATH [--root DIR] (--check | --write)
 
 Generated text:
-  README.md, injector/README.md   the Markdown between
-        <!-- BEGIN GENERATED: tremor config --markdown profiler|injector -->
+  README.md, injector/README.md, scripts/README.md   the Markdown between
+        <!-- BEGIN GENERATED: tremor config --markdown profiler|injector|exit-codes -->
         <!-- END GENERATED -->
-      is the output of that command (the settings tables in code); README.md
-      must hold both regions, injector/README.md may hold either.
+      is the output of that command (the settings tables and the exit statuses
+      in code); README.md must hold all three regions, the others may hold any.
   docs/intercepted_calls.md       interpose/generate_wrappers.py docs (the call table).
 --check prints a diff per stale file and how to fix it, and exits 1 when any
 file is stale or a required region is missing; --write rewrites the files.
@@ -21,10 +21,11 @@ import re
 import subprocess
 import sys
 
-BEGIN = re.compile(r"^<!-- BEGIN GENERATED: tremor config --markdown (profiler|injector) -->$")
+TABLES = ("profiler", "injector", "exit-codes")
+BEGIN = re.compile(r"^<!-- BEGIN GENERATED: tremor config --markdown (profiler|injector|exit-codes) -->$")
 END = "<!-- END GENERATED -->"
 # (file, tables it must hold); the others are filled where present.
-MARKDOWN_FILES = [("README.md", {"profiler", "injector"}), ("injector/README.md", set())]
+MARKDOWN_FILES = [("README.md", set(TABLES)), ("injector/README.md", set()), ("scripts/README.md", set())]
 FIX = "scripts/update-generated-docs.sh <build-dir>"
 
 
@@ -69,7 +70,7 @@ def fill_regions(path, text, tables, required):
 
 
 def expected_files(root, tremor):
-    tables = {table: run([tremor, "config", "--markdown", table]) for table in ("profiler", "injector")}
+    tables = {table: run([tremor, "config", "--markdown", table]) for table in TABLES}
     files = {}
     for name, required in MARKDOWN_FILES:
         path = os.path.join(root, name)

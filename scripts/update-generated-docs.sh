@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Rewrites the documentation generated from Tremor's tables: the settings
-# tables between the GENERATED markers of README.md (and injector/README.md)
-# from `tremor config --markdown profiler|injector`, and docs/intercepted_calls.md
+# tables and exit statuses between the GENERATED markers of README.md (and
+# injector/README.md, scripts/README.md) from
+# `tremor config --markdown profiler|injector|exit-codes`, and docs/intercepted_calls.md
 # from interpose/mpi_calls.py. The CTest docs.generated_tables fails until this
 # has been run after a table changed.
 # usage: scripts/update-generated-docs.sh [build-dir]   (default: build-mpich)

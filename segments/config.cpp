@@ -1,11 +1,15 @@
 #include "tremor/config.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <array>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -90,7 +94,7 @@ std::optional<std::string> parse_scales(std::string_view text, Config& c) {
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
   }
-  if (scales.size() > 32) return "lists more than 32 factors";
+  if (scales.size() > kMaxScaleFactors) return "lists more than " + std::to_string(kMaxScaleFactors) + " factors";
   c.scales = std::move(scales);
   return std::nullopt;
 }
@@ -167,6 +171,18 @@ std::optional<std::string> parse_spill_interval(std::string_view text, Config& c
   return std::nullopt;
 }
 
+std::optional<std::string> parse_finalize_limit(std::string_view text, Config& c) {
+  text = trim(text);
+  if (text == "off") {
+    c.finalize_limit_s = -1.0;
+    return std::nullopt;
+  }
+  const auto value = to_double(text);
+  if (!value || *value <= 0.0 || *value > 86400.0) return "must be seconds in (0, 86400] or off";
+  c.finalize_limit_s = *value;
+  return std::nullopt;
+}
+
 constexpr std::array kSettingTable{
     Setting{"TREMOR_ENABLE", "1", "Set to 0 to load Tremor but record nothing.",
             [](std::string_view t, Config& c) { return parse_bool(t, c.enabled); },
@@ -211,32 +227,15 @@ constexpr std::array kSettingTable{
             [](const Config& c) {
               return c.spill_interval_s < 0 ? std::string("off") : format_double(c.spill_interval_s);
             }},
+    Setting{"TREMOR_FINALIZE_LIMIT", "60",
+            "Seconds Tremor's end-of-run work (gather, run file, analysis) may take once every rank reached "
+            "MPI_Finalize; past it Tremor stops, says so, keeps the spill files for tremor analyze --recover and lets "
+            "MPI_Finalize proceed (off: no limit).",
+            parse_finalize_limit,
+            [](const Config& c) {
+              return c.finalize_limit_s < 0 ? std::string("off") : format_double(c.finalize_limit_s);
+            }},
 };
-
-// Reads NAME=VALUE lines ('#' comments) of a TREMOR_CONFIG file.
-std::map<std::string, std::string, std::less<>> read_config_file(const std::string& path,
-                                                                 std::vector<std::string>& messages) {
-  std::map<std::string, std::string, std::less<>> values;
-  std::ifstream in(path);
-  if (!in) {
-    messages.push_back("TREMOR_CONFIG='" + path + "' cannot be read; using the environment and defaults only");
-    return values;
-  }
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line) && number < 10000) {
-    ++number;
-    const auto text = trim(line);
-    if (text.empty() || text.front() == '#') continue;
-    const auto eq = text.find('=');
-    if (eq == std::string_view::npos) {
-      messages.push_back("TREMOR_CONFIG line " + std::to_string(number) + " is not NAME=VALUE; ignored");
-      continue;
-    }
-    values[std::string(trim(text.substr(0, eq)))] = std::string(trim(text.substr(eq + 1)));
-  }
-  return values;
-}
 
 std::string printable(std::string_view text) {
   std::string out;
@@ -245,7 +244,70 @@ std::string printable(std::string_view text) {
   return out;
 }
 
+// Reads NAME=VALUE lines ('#' comments) of a TREMOR_CONFIG file. Only a
+// regular file of at most kMaxConfigFileBytes is read: a FIFO would block
+// MPI_Init forever, /dev/zero would never end. O_NONBLOCK keeps the open of a
+// FIFO from blocking before fstat can tell what it is.
+std::map<std::string, std::string, std::less<>> read_config_file(const std::string& path,
+                                                                 std::vector<std::string>& messages) {
+  std::map<std::string, std::string, std::less<>> values;
+  const std::string ignored = "; using the environment and defaults only";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    messages.push_back("TREMOR_CONFIG='" + printable(path) + "' cannot be opened (" + std::strerror(errno) + ")" +
+                       ignored);
+    return values;
+  }
+  struct stat status {};
+  std::string text;
+  std::string problem;
+  if (::fstat(fd, &status) != 0) {
+    problem = std::string("cannot be examined (") + std::strerror(errno) + ")";
+  } else if (!S_ISREG(status.st_mode)) {
+    problem = "is not a regular file";
+  } else if (status.st_size > static_cast<off_t>(kMaxConfigFileBytes)) {
+    problem = "is larger than " + std::to_string(kMaxConfigFileBytes >> 20) + " MiB";
+  } else {
+    text.resize(kMaxConfigFileBytes + 1);  // one more: a file that grew since fstat is refused
+    std::size_t filled = 0;
+    while (filled < text.size()) {
+      const ssize_t got = ::read(fd, text.data() + filled, text.size() - filled);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) problem = std::string("cannot be read (") + std::strerror(errno) + ")";
+      if (got <= 0) break;
+      filled += static_cast<std::size_t>(got);
+    }
+    if (filled > kMaxConfigFileBytes) problem = "is larger than " + std::to_string(kMaxConfigFileBytes >> 20) + " MiB";
+    text.resize(filled);
+  }
+  ::close(fd);
+  if (!problem.empty()) {
+    messages.push_back("TREMOR_CONFIG='" + printable(path) + "' " + problem + ignored);
+    return values;
+  }
+  parse_config_text(text, values, messages);
+  return values;
+}
+
 }  // namespace
+
+void parse_config_text(std::string_view text, std::map<std::string, std::string, std::less<>>& values,
+                       std::vector<std::string>& messages) {
+  int number = 0;
+  while (!text.empty() && number < kMaxConfigFileLines) {
+    ++number;
+    const auto end = text.find('\n');
+    const std::string_view line = trim(text.substr(0, end));
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    if (line.empty() || line.front() == '#') continue;
+    const auto eq = line.find('=');
+    if (eq == std::string_view::npos) {
+      messages.push_back("TREMOR_CONFIG line " + std::to_string(number) + " is not NAME=VALUE; ignored");
+      continue;
+    }
+    values[std::string(trim(line.substr(0, eq)))] = std::string(trim(line.substr(eq + 1)));
+  }
+}
 
 std::span<const Setting> settings() { return kSettingTable; }
 

@@ -5,8 +5,9 @@
 // (command-line values override it) and prints the same report as the
 // profiler prints at MPI_Finalize. With --recover (or .spill arguments) the
 // run is rebuilt from crash-recovery spill files, saved as a new run file
-// marked partial, and the report says PARTIAL. Exit codes: 0 report printed;
-// 2 unreadable or invalid run or spill files; 3 the class reached --fail-on.
+// marked partial, and the report says PARTIAL. --check only reads and
+// validates the file. Exit codes (exit_codes.hpp): bad_input for unreadable or
+// invalid run or spill files, gate when the class reached --fail-on.
 //
 // HDF5 1.10 itself can crash or loop forever on some corrupted files (its
 // global heap, which holds the strings, has no checksum; found by test/fuzz),
@@ -21,10 +22,14 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 
 #include "commands.hpp"
+#include "option_values.hpp"
 #include "tremor/analysis/report.hpp"
+#include "tremor/config.hpp"
+#include "tremor/json_text.hpp"
 #include "tremor/program_merge.hpp"
 #include "tremor/run_file.hpp"
 #include "tremor/spill.hpp"
@@ -32,15 +37,13 @@
 namespace tremor::cli {
 namespace {
 
-constexpr int kExitBadFile = 2;
-constexpr int kExitClassReached = 3;
-
 struct AnalyzeCommandOptions {
   std::vector<std::string> paths;
   bool recover = false;
   std::string output_dir;
   analysis::ParameterOverrides overrides;
   bool json = false;
+  bool check_only = false;
   std::string fail_on;
   unsigned read_timeout_s = 0;  // 0: 60 s + 1 s per MiB of file
   std::size_t paper_bins = 0;   // 0: the file's log codes as they are
@@ -82,15 +85,18 @@ void analyze_in_child(const AnalyzeCommandOptions& options, int read_done) {
     run = std::move(recovered.run);
     if (recovered.saved) shown_path = recovered.saved->string();
   } else {
-    if (options.paths.size() != 1) throw CommandFailure("give one run file (or --recover with spill files)", 1);
+    if (options.paths.size() != 1) {
+      throw CommandFailure("give one run file (or --recover with spill files)", Exit::usage);
+    }
     shown_path = options.paths.front();
     alarm(read_time_limit(options));  // SIGALRM ends a read that never returns
     run = read_run(shown_path, error);
     alarm(0);
   }
   const char done = 1;
-  if (write(read_done, &done, 1) != 1) throw CommandFailure("cannot signal the parent process");
-  if (!run) throw CommandFailure(shown_path + ": not a readable Tremor run file: " + error, kExitBadFile);
+  if (write(read_done, &done, 1) != 1) throw CommandFailure("cannot signal the parent process", Exit::internal);
+  if (!run) throw CommandFailure(shown_path + ": not a readable Tremor run file: " + error, Exit::bad_input);
+  if (options.check_only) return;
   if (options.paper_bins > 0) coarsen_to_paper_bins(*run, options.paper_bins);
   std::vector<std::string> messages;
   const analysis::AnalysisParameters parameters =
@@ -106,7 +112,7 @@ void analyze_in_child(const AnalyzeCommandOptions& options, int read_done) {
     }
   }
   if (options.json) {
-    std::cout << report.dump(2) << '\n';
+    std::cout << json_text(report, 2) << '\n';
   } else {
     std::cout << analysis::render_text_report(*run, result, shown_path);
   }
@@ -116,7 +122,7 @@ void analyze_in_child(const AnalyzeCommandOptions& options, int read_done) {
     if (severity(result.interference_class) >= limit) {
       throw CommandFailure("interference class " + std::string(estimators::to_string(result.interference_class)) +
                                " reached --fail-on " + options.fail_on,
-                           kExitClassReached);
+                           Exit::gate);
     }
   }
 }
@@ -127,11 +133,18 @@ std::string shown_input(const AnalyzeCommandOptions& options) {
 
 void run_analyze(const AnalyzeCommandOptions& options) {
   int pipe_ends[2];
-  if (pipe(pipe_ends) != 0) throw CommandFailure(std::string("cannot create a pipe: ") + std::strerror(errno));
+  if (options.check_only && (options.recover || names_spill(options.paths))) {
+    throw CommandFailure("--check reads one run file, not spill files", Exit::usage);
+  }
+  if (pipe(pipe_ends) != 0) {
+    throw CommandFailure(std::string("cannot create a pipe: ") + std::strerror(errno), Exit::internal);
+  }
   std::cout.flush();
   std::cerr.flush();
   const pid_t child = fork();
-  if (child < 0) throw CommandFailure(std::string("cannot start the reader process: ") + std::strerror(errno));
+  if (child < 0) {
+    throw CommandFailure(std::string("cannot start the reader process: ") + std::strerror(errno), Exit::internal);
+  }
   if (child == 0) {
     close(pipe_ends[0]);
     const int code = exit_code_of([&] { analyze_in_child(options, pipe_ends[1]); });
@@ -147,27 +160,22 @@ void run_analyze(const AnalyzeCommandOptions& options) {
   const bool read_finished = read(pipe_ends[0], &done, 1) == 1;
   close(pipe_ends[0]);
   if (WIFEXITED(status)) {
-    if (WEXITSTATUS(status) != 0) throw CommandFailure("", WEXITSTATUS(status));  // the child said why
+    if (WEXITSTATUS(status) != 0) throw CommandFailure("", static_cast<Exit>(WEXITSTATUS(status)));  // said why
     return;
   }
   const int signal_number = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   if (read_finished) {
-    throw CommandFailure("the analysis of " + shown_input(options) + " died (" + strsignal(signal_number) + ")", 70);
+    throw CommandFailure("the analysis of " + shown_input(options) + " died (" + strsignal(signal_number) + ")",
+                         Exit::internal);
   }
   if (signal_number == SIGALRM) {
     throw CommandFailure(shown_input(options) + ": not a readable Tremor run file: reading it took longer than " +
                              std::to_string(read_time_limit(options)) + " s (corrupted?)",
-                         kExitBadFile);
+                         Exit::bad_input);
   }
   throw CommandFailure(shown_input(options) + ": not a readable Tremor run file: the HDF5 library failed on it (" +
                            strsignal(signal_number) + "); the file is corrupted",
-                       kExitBadFile);
-}
-
-template <typename T>
-void add_override(CLI::App* command, const std::string& name, std::optional<T>& target, const std::string& help) {
-  command->add_option_function<T>(
-      name, [&target](const T& value) { target = value; }, help);
+                       Exit::bad_input);
 }
 
 }  // namespace
@@ -184,50 +192,47 @@ void register_analyze(CLI::App& app) {
                     "Rebuild a run that ended without MPI_Finalize from its spill files (<stem>.r<rank>.spill)");
   command->add_option("--output-dir", options->output_dir,
                       "Where --recover saves the recovered run file (default: the spill files' directory)");
-  analysis::ParameterOverrides& o = options->overrides;
-  command
-      ->add_option_function<double>(
-          "--mad-factor", [&o](const double& v) { o.mad_factor = v; },
-          "Interfered above median + X * MAD (default: stored TREMOR_MAD_FACTOR)")
-      ->check(CLI::Range(1e-9, 100.0));
-  command
-      ->add_option_function<double>(
-          "--cluster-threshold", [&o](const double& v) { o.cluster_threshold = v; },
-          "Relative work distance joining a cluster")
-      ->check(CLI::Range(1e-9, 10.0));
-  command
-      ->add_option_function<int>(
-          "--min-group", [&o](const int& v) { o.min_group = v; }, "Smallest usable group")
-      ->check(CLI::Range(3, 1000000));
-  command
-      ->add_option_function<std::vector<double>>(
-          "--scales", [&o](const std::vector<double>& v) { o.scales = v; }, "Process-count factors, e.g. 2,4,8")
-      ->delimiter(',')
-      ->check(CLI::Range(1.0 + 1e-12, 1e9));
-  command
-      ->add_option_function<int>(
-          "--replicas", [&o](const int& v) { o.replicas = v; }, "Bootstrap replicas")
-      ->check(CLI::Range(1, 1000000));
-  add_override<std::uint64_t>(command, "--seed", o.seed, "Seed of every random draw");
+  command->add_flag("--check", options->check_only,
+                    "Only read and validate the run file: no output, exit 0 if it is a valid run file (tremor-plot "
+                    "checks its input this way)");
+  add_analysis_overrides(command, options->overrides);
   command
       ->add_option_function<std::string>(
-          "--method", [&o](const std::string& v) { o.method = v; },
+          "--method", [options](const std::string& v) { options->overrides.method = v; },
           "Headline estimate: primary (lost time against the intrinsic duration, default) or mad4 (the paper's "
           "median + 4 MAD rule); both are always reported")
       ->check(CLI::IsMember({"primary", "mad4"}));
-  command
-      ->add_option("--bins", options->paper_bins,
-                   "Merge each metric's values into N program-wide bins first, as the paper does with 512 "
-                   "(default: the file's log codes, within 1/2048)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{65536}));
+  add_whole_option(
+      command, "--bins", [options](std::uint64_t v) { options->paper_bins = static_cast<std::size_t>(v); },
+      "Merge each metric's values into N program-wide bins first, as the paper does with 512 (default: the file's "
+      "log codes, within 1/2048)",
+      1, 65536);
   command->add_flag("--json", options->json, "Print the JSON report instead of text");
   command->add_option("--fail-on", options->fail_on, "Exit with status 3 when the class is at least this")
       ->check(CLI::IsMember({"medium", "high"}));
-  command
-      ->add_option("--read-timeout", options->read_timeout_s,
-                   "Give up reading the file after this many seconds (default: 60 + 1 per MiB)")
-      ->check(CLI::Range(1u, 86400u));
+  add_whole_option(
+      command, "--read-timeout", [options](std::uint64_t v) { options->read_timeout_s = static_cast<unsigned>(v); },
+      "Give up reading the file after this many seconds (default: 60 + 1 per MiB)", 1, 86400);
   command->callback([options] { run_analyze(*options); });
+}
+
+void add_analysis_overrides(CLI::App* command, analysis::ParameterOverrides& o) {
+  add_real_option(command, "--mad-factor", [&o](double v) { o.mad_factor = v; },
+                  "Interfered above median + X * MAD (default: stored TREMOR_MAD_FACTOR)", {0.0, 100.0, true});
+  add_real_option(command, "--cluster-threshold", [&o](double v) { o.cluster_threshold = v; },
+                  "Relative work distance joining a cluster", {0.0, 10.0, true});
+  add_whole_option(
+      command, "--min-group", [&o](std::uint64_t v) { o.min_group = static_cast<int>(v); }, "Smallest usable group", 3,
+      1000000);
+  add_real_list_option(
+      command, "--scales", [&o](const std::vector<double>& v) { o.scales = v; },
+      "Process-count factors of the predictions, e.g. 2,4,8", {1.0, 1e9, true}, kMaxScaleFactors);
+  add_whole_option(
+      command, "--replicas", [&o](std::uint64_t v) { o.replicas = static_cast<int>(v); }, "Bootstrap replicas", 1,
+      1000000);
+  add_whole_option(
+      command, "--seed", [&o](std::uint64_t v) { o.seed = v; }, "Seed of every random draw", 0,
+      std::numeric_limits<std::uint64_t>::max());
 }
 
 }  // namespace tremor::cli

@@ -2,8 +2,10 @@
 // Reads and analyses each run file (stored configuration, command-line values
 // override it) and compares every run with the first: run table, intrinsic
 // segment time per group, node speed, environment differences, predictions of
-// smaller runs against larger ones and a one-line verdict. Exit codes: 0
-// printed; 2 fewer than two files, or a file that is not a readable run file.
+// smaller runs against larger ones and a one-line verdict (none for runs of
+// another program). Exit codes (exit_codes.hpp): usage for fewer than two
+// files, bad_input for a file that is not a valid run file, output when the
+// --html page may not or cannot be written.
 //
 // HDF5 can crash on corrupted files (see cli_analyze.cpp), so the work runs in
 // a child process; a child killed by a signal is reported as an unreadable file.
@@ -13,18 +15,18 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "commands.hpp"
+#include "option_values.hpp"
+#include "output_file.hpp"
 #include "tremor/analysis/compare.hpp"
+#include "tremor/json_text.hpp"
 #include "tremor/run_file.hpp"
 
 namespace tremor::cli {
 namespace {
-
-constexpr int kExitBadInput = 2;
 
 struct CompareCommandOptions {
   std::vector<std::string> paths;
@@ -36,7 +38,12 @@ struct CompareCommandOptions {
 
 void compare_in_child(const CompareCommandOptions& options) {
   if (options.paths.size() < 2) {
-    throw CommandFailure("give at least two run files to compare (the first is the reference)", kExitBadInput);
+    throw CommandFailure("give at least two run files to compare (the first is the reference)", Exit::usage);
+  }
+  std::vector<std::filesystem::path> inputs(options.paths.begin(), options.paths.end());
+  if (!options.html_path.empty()) {  // refused before the long part, checked again at the write
+    const std::string refusal = output_refusal(options.html_path, analysis::kCompareHtmlMarker, inputs);
+    if (!refusal.empty()) throw CommandFailure("will not write " + options.html_path + ": " + refusal, Exit::output);
   }
   std::vector<RunData> runs;
   std::vector<analysis::RunAnalysis> analyses;
@@ -46,7 +53,7 @@ void compare_in_child(const CompareCommandOptions& options) {
   for (const std::string& path : options.paths) {
     std::string error;
     std::optional<RunData> run = read_run(path, error);
-    if (!run) throw CommandFailure(path + ": not a readable Tremor run file: " + error, kExitBadInput);
+    if (!run) throw CommandFailure(path + ": not a readable Tremor run file: " + error, Exit::bad_input);
     std::vector<std::string> messages;
     const analysis::AnalysisParameters parameters =
         analysis::parameters_from_stored_configuration(run->meta.configuration, options.overrides, &messages);
@@ -57,13 +64,11 @@ void compare_in_child(const CompareCommandOptions& options) {
   }
   const analysis::Comparison comparison = analysis::compare_runs(compared, options.tolerance_percent);
   if (!options.html_path.empty()) {
-    std::ofstream page(options.html_path);
-    page << analysis::render_compare_html(comparison);
-    page.close();
-    if (!page) throw CommandFailure("cannot write " + options.html_path);
+    write_output_file(options.html_path, analysis::render_compare_html(comparison), analysis::kCompareHtmlMarker,
+                      inputs);
   }
   if (options.json) {
-    std::cout << analysis::compare_json(comparison).dump(2) << '\n';
+    std::cout << json_text(analysis::compare_json(comparison), 2) << '\n';
   } else {
     std::cout << analysis::render_compare_text(comparison);
   }
@@ -74,7 +79,9 @@ void run_compare(const CompareCommandOptions& options) {
   std::cout.flush();
   std::cerr.flush();
   const pid_t child = fork();
-  if (child < 0) throw CommandFailure(std::string("cannot start the reader process: ") + std::strerror(errno));
+  if (child < 0) {
+    throw CommandFailure(std::string("cannot start the reader process: ") + std::strerror(errno), Exit::internal);
+  }
   if (child == 0) {
     const int code = exit_code_of([&] { compare_in_child(options); });
     std::cout.flush();
@@ -85,12 +92,12 @@ void run_compare(const CompareCommandOptions& options) {
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFEXITED(status)) {
-    if (WEXITSTATUS(status) != 0) throw CommandFailure("", WEXITSTATUS(status));  // the child said why
+    if (WEXITSTATUS(status) != 0) throw CommandFailure("", static_cast<Exit>(WEXITSTATUS(status)));  // said why
     return;
   }
   throw CommandFailure(std::string("reading or comparing the run files failed (") +
                            strsignal(WIFSIGNALED(status) ? WTERMSIG(status) : 0) + "); is one of them corrupted?",
-                       kExitBadInput);
+                       Exit::bad_input);
 }
 
 }  // namespace
@@ -99,28 +106,17 @@ void register_compare(CLI::App& app) {
   auto options = std::make_shared<CompareCommandOptions>();
   CLI::App* command = app.add_subcommand(
       "compare", "Compare Tremor run files: intrinsic run time, interference, node speed, environment");
-  // Not ->required(): a missing or single file gets this command's own message and exit 2.
+  // Not ->required(): a missing or single file gets this command's own message (a usage error).
   command->add_option("files", options->paths, "Run files (.h5); the first is the reference");
   command->add_flag("--json", options->json, "Print the comparison as JSON instead of text");
-  command->add_option("--html", options->html_path, "Also write a self-contained HTML page to FILE")->type_name("FILE");
   command
-      ->add_option("--tolerance", options->tolerance_percent,
-                   "Intrinsic run times closer than this many percent count as equal (run-to-run variation; "
-                   "default 5)")
-      ->check(CLI::Range(0.0, 100.0));
-  analysis::ParameterOverrides& o = options->overrides;
-  command
-      ->add_option_function<int>(
-          "--replicas", [&o](const int& v) { o.replicas = v; }, "Bootstrap replicas of every analysis")
-      ->check(CLI::Range(1, 1000000));
-  command->add_option_function<std::uint64_t>(
-      "--seed", [&o](const std::uint64_t& v) { o.seed = v; }, "Seed of every random draw");
-  command
-      ->add_option_function<std::vector<double>>(
-          "--scales", [&o](const std::vector<double>& v) { o.scales = v; },
-          "Process-count factors of the predictions, e.g. 2,4,8")
-      ->delimiter(',')
-      ->check(CLI::Range(1.0 + 1e-12, 1e9));
+      ->add_option("--html", options->html_path,
+                   "Also write a self-contained HTML page to FILE (replaces only a page compare wrote)")
+      ->type_name("FILE");
+  add_real_option(command, "--tolerance", [options](double v) { options->tolerance_percent = v; },
+                  "Intrinsic run times closer than this many percent count as equal (run-to-run variation; default 5)",
+                  {0.0, 100.0, false});
+  add_analysis_overrides(command, options->overrides);
   command->callback([options] { run_compare(*options); });
 }
 

@@ -1,7 +1,8 @@
 // `tremor config`: every TREMOR_* setting with its default and meaning, from
 // the configuration table itself (and the injector's table when present).
-// `--markdown profiler|injector` prints one table as the README's Markdown
-// (scripts/update-generated-docs.sh pastes it between the README's markers).
+// `--markdown profiler|injector|exit-codes` prints one table as the README's
+// Markdown (scripts/update-generated-docs.sh pastes it between the README's
+// markers); exit-codes is the commands' exit statuses (exit_codes.hpp).
 #include <iostream>
 #include <memory>
 #include <string>
@@ -68,7 +69,18 @@ void print_markdown(const std::vector<SettingRow>& rows) {
   }
 }
 
+void print_exit_codes_markdown() {
+  std::cout << "| status | meaning |\n|---|---|\n";
+  for (const ExitCodeInfo& info : kExitCodes) {
+    std::cout << "| " << status(info.code) << " | " << markdown_cell(info.meaning) << " |\n";
+  }
+}
+
 void run_config(const std::string& markdown) {
+  if (markdown == "exit-codes") {
+    print_exit_codes_markdown();
+    return;
+  }
   if (markdown == "profiler") {
     print_markdown(profiler_rows());
     return;
@@ -78,7 +90,7 @@ void run_config(const std::string& markdown) {
     print_markdown(injector_rows());
     return;
 #else
-    throw CommandFailure("this tremor was built without the injector's settings table");
+    throw CommandFailure("this tremor was built without the injector's settings table", Exit::usage);
 #endif
   }
   std::cout << "Profiler settings (environment variables, or NAME=VALUE lines in the file named by "
@@ -97,8 +109,9 @@ void register_config(CLI::App& app) {
   auto markdown = std::make_shared<std::string>();
   command
       ->add_option("--markdown", *markdown,
-                   "Print one settings table as Markdown (| variable | default | meaning |), as in the README")
-      ->check(CLI::IsMember({"profiler", "injector"}));
+                   "Print one table as Markdown, as in the README: a settings table (| variable | default | "
+                   "meaning |) or the commands' exit statuses")
+      ->check(CLI::IsMember({"profiler", "injector", "exit-codes"}));
   command->callback([markdown] { run_config(*markdown); });
 }
 

@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "sample_input.hpp"
 #include "tremor/estimators/gev_fit.hpp"
+#include "tremor/json_text.hpp"
 
 namespace tremor::cli {
 namespace {
@@ -32,7 +33,8 @@ void run_fit(const FitCommandOptions& options) {
   const std::vector<double> sample = read_sample(options.path);
   const est::GevFit fit = fit_sample(options, sample);
   if (fit.flags & (est::kInvalid | est::kInsufficientN)) {
-    throw CommandFailure(options.path + ": no valid GEV fit (" + est::describe_fit_flags(fit.flags) + ")");
+    throw CommandFailure(options.path + ": no valid GEV fit (" + est::describe_fit_flags(fit.flags) + ")",
+                         Exit::bad_input);
   }
   const std::string type(est::to_string(est::classify_gev_type(fit.params.k)));
   if (options.json) {
@@ -44,7 +46,7 @@ void run_fit(const FitCommandOptions& options) {
                           {"type", type},
                           {"usable", fit.usable()},
                           {"flags", est::fit_flag_names(fit.flags)}};
-    std::cout << out.dump(2) << '\n';
+    std::cout << json_text(out, 2) << '\n';
     return;
   }
   std::cout.precision(12);

@@ -18,7 +18,6 @@ namespace tremor::cli {
 namespace {
 
 constexpr const char* kPlotProgram = "tremor-plot";
-constexpr int kExitNotFound = 127;  // what a shell returns for a missing command
 
 // The tremor-plot of the same install (same bin/) or build tree (the build puts
 // a copy beside the tremor executable), so one build's tools go together.
@@ -51,11 +50,11 @@ void run_plot(const std::vector<std::string>& arguments) {
   if (exec_error == ENOENT) {
     throw CommandFailure(std::string(kPlotProgram) + " not found beside the tremor executable nor on PATH " +
                              "(install Tremor with its scripts, or put tremor-plot on PATH)",
-                         kExitNotFound);
+                         Exit::missing_program);
   }
   throw CommandFailure(
       "cannot run " + (beside.empty() ? std::string(kPlotProgram) : beside.string()) + ": " + std::strerror(exec_error),
-      kExitNotFound);
+      Exit::missing_program);
 }
 
 void register_plot(CLI::App& app) {

@@ -12,22 +12,24 @@
 #include <vector>
 
 #if TREMOR_WITH_ANALYSIS
+#include "tremor/analysis/parameters.hpp"
 #include "tremor/run_data.hpp"
 #endif
+#include "exit_codes.hpp"
 
 namespace tremor::cli {
 
-/// Thrown by a command on unusable input; main prints it on stderr and exits
-/// with `exit_code`, so no command ever prints a NaN or crashes. An empty
-/// message means the reason was already printed (by `tremor analyze`'s reader process).
+/// Thrown by a command on unusable input or output; main prints it on stderr
+/// and exits with `exit_code` (exit_codes.hpp), so no command ever prints a NaN
+/// or crashes. An empty message means the reason was already printed (by the
+/// reader process of `tremor analyze` or `compare`).
 class CommandFailure : public std::runtime_error {
  public:
-  explicit CommandFailure(const std::string& message, int exit_code = 1)
-      : std::runtime_error(message), exit_code_(exit_code) {}
-  [[nodiscard]] int exit_code() const { return exit_code_; }
+  CommandFailure(const std::string& message, Exit exit_code) : std::runtime_error(message), exit_code_(exit_code) {}
+  [[nodiscard]] int exit_code() const { return status(exit_code_); }
 
  private:
-  int exit_code_;
+  Exit exit_code_;
 };
 
 /// Runs a command's body (in the reader child process) and turns its failure
@@ -41,9 +43,9 @@ int exit_code_of(Body&& body) {
     return failure.exit_code();
   } catch (const std::exception& error) {
     std::cerr << "tremor: internal error: " << error.what() << '\n';
-    return 70;
+    return status(Exit::internal);
   }
-  return 0;
+  return status(Exit::ok);
 }
 
 #if TREMOR_WITH_ANALYSIS
@@ -53,7 +55,7 @@ struct RecoveredInput {
 };
 // Reads one run's spill files (stems or .spill paths), merges them and saves
 // the result as a new run file in output_dir (default: the spills' directory).
-// Throws CommandFailure (exit 2) on unusable files.
+// Throws CommandFailure (Exit::bad_input) on unusable files.
 RecoveredInput recover_from_spills(const std::vector<std::string>& names, const std::string& output_dir);
 #endif
 
@@ -61,10 +63,15 @@ void register_fit(CLI::App& app);
 void register_predict(CLI::App& app);
 void register_plot(CLI::App& app);
 // `tremor plot ARGS`: replaces this process with tremor-plot ARGS; throws
-// CommandFailure (exit 127) if tremor-plot cannot be found or run.
+// CommandFailure (Exit::missing_program) if tremor-plot cannot be found or run.
 inline constexpr const char* kPlotCommand = "plot";
 [[noreturn]] void run_plot(const std::vector<std::string>& arguments);
 void register_analyze(CLI::App& app);
+#if TREMOR_WITH_ANALYSIS
+// --mad-factor, --cluster-threshold, --min-group, --scales, --replicas, --seed
+// of analyze and compare (strict values: option_values.hpp).
+void add_analysis_overrides(CLI::App* command, analysis::ParameterOverrides& overrides);
+#endif
 void register_config(CLI::App& app);
 void register_compare(CLI::App& app);
 

@@ -10,18 +10,18 @@
 namespace tremor::cli {
 
 RecoveredInput recover_from_spills(const std::vector<std::string>& names, const std::string& output_dir) {
-  constexpr int kExitBadFile = 2;
   std::string error;
   const std::vector<std::filesystem::path> paths = find_spill_files(names, error);
-  if (paths.empty()) throw CommandFailure(error, kExitBadFile);
+  if (paths.empty()) throw CommandFailure(error, Exit::bad_input);
   std::vector<SpillFile> files;
   for (const auto& path : paths) {
     std::optional<SpillFile> file = read_spill(path, error);
-    if (!file) throw CommandFailure(path.string() + ": not a usable Tremor spill file: " + error, kExitBadFile);
+    if (!file) throw CommandFailure(path.string() + ": not a usable Tremor spill file: " + error, Exit::bad_input);
     files.push_back(std::move(*file));
   }
   std::optional<RecoveredRun> recovered = recover_run(files, error);
-  if (!recovered) throw CommandFailure("cannot recover the run: " + error, kExitBadFile);
+  if (!recovered) throw CommandFailure("cannot recover the run: " + error, Exit::bad_input);
+  if (!validate_run(recovered->run, error)) throw CommandFailure("cannot recover the run: " + error, Exit::bad_input);
   for (const std::string& note : recovered->notes) std::cerr << "tremor: note: " << note << '\n';
 
   RecoveredInput out{std::move(recovered->run), {}};

@@ -60,6 +60,14 @@ Projection project_maximum(const GevFit& fit, double m) {
   return {value, valid};
 }
 
+Projection project_expected_maximum(const GevFit& fit, double m) {
+  if (fit.method == FitMethod::empirical_maximum) return {fit.sample_max, fit.n > 0};
+  if (!fit.usable()) return {std::numeric_limits<double>::quiet_NaN(), false};
+  const double value = exact_expected_maximum(fit.params, m);
+  const bool valid = std::isfinite(value) && !(fit.data_non_negative() && value < 0.0);
+  return {value, valid};
+}
+
 bool fits_disagree(const GevFit& pwm, const GevFit& mom, const DisagreementLimits& limits) {
   if (!pwm.usable() || !mom.usable()) return false;
   if ((pwm.flags & kDegenerate) || (mom.flags & kDegenerate)) return false;

@@ -65,7 +65,15 @@ MeasuredDelayGroup measured_excess(std::span<const double> cells, std::size_t ra
       if (waiting) group.waiting_sum_s[s] += std::max(0.0, excess);
     }
   }
-  for (const double excess : group.excess_s) group.total_excess_s += excess;
+  for (const double excess : group.excess_s) {
+    group.total_excess_s += excess;
+    if (excess > 0.0) ++group.charged_segments;
+  }
+  // Var of a sample q-quantile: q (1 - q) / (n f(x_q)^2), f normal with the clean spread.
+  const double q = options.clean_quantile;
+  const double density = std::exp(-0.5 * z_high * z_high) / std::sqrt(2.0 * std::numbers::pi);
+  group.level_standard_error_s =
+      group.clean_spread_s * std::sqrt(q * (1.0 - q) / static_cast<double>(values.size())) / density;
   return group;
 }
 

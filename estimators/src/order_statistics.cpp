@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 namespace tremor::estimators {
 namespace {
@@ -17,7 +18,7 @@ double median_of_scratch(std::vector<double>& scratch) {
   if (n % 2 == 1) return upper;
   // The lower middle is the largest element of the left part.
   const double lower = *std::max_element(scratch.begin(), middle);
-  return 0.5 * (lower + upper);
+  return std::midpoint(lower, upper);  // 0.5 * (lower + upper) overflows near the double maximum
 }
 
 }  // namespace
@@ -52,7 +53,7 @@ PercentileSummary summarize_replicas(std::vector<double>& replicas, double ci) {
   }
   std::sort(replicas.begin(), replicas.end());
   const std::size_t n = replicas.size();
-  const double middle = n % 2 == 1 ? replicas[n / 2] : 0.5 * (replicas[n / 2 - 1] + replicas[n / 2]);
+  const double middle = n % 2 == 1 ? replicas[n / 2] : std::midpoint(replicas[n / 2 - 1], replicas[n / 2]);
   const PercentileIndices indices = percentile_ci_indices(n, ci);
   return {middle, replicas[indices.lo], replicas[indices.hi]};
 }

@@ -1,6 +1,7 @@
 // Parsing and validation of the TREMOR_INJECT_* settings (see inject_config.hpp).
 #include "tremor/inject_config.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -22,6 +23,14 @@ bool parse_double(std::string_view text, double& out) {
   if (error != std::errc{} || end != text.data() + text.size() || !std::isfinite(value)) return false;
   out = value;
   return true;
+}
+
+// A value as the message shows it: one line (control characters as '?'), at most 80 bytes.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (const char ch : text.substr(0, 80)) out += static_cast<unsigned char>(ch) < 0x20 ? '?' : ch;
+  if (text.size() > 80) out += "...";
+  return out;
 }
 
 bool parse_int(std::string_view text, long long& out) {
@@ -70,12 +79,14 @@ bool parse_families(std::string_view text, unsigned& out) {
   return true;
 }
 
-bool parse_rank_selection(std::string_view text, int rank, bool& selected) {
+bool parse_rank_selection(std::string_view text, int rank, bool& selected, long long* largest) {
   if (trim(text) == "all") {
     selected = true;
+    if (largest != nullptr) *largest = -1;
     return true;
   }
   bool found = false;
+  long long most = -1;
   while (true) {
     const auto comma = text.find(',');
     const auto item = trim(text.substr(0, comma));
@@ -90,10 +101,12 @@ bool parse_rank_selection(std::string_view text, int rank, bool& selected) {
     }
     if (first < 0 || last < first) return false;
     if (rank >= first && rank <= last) found = true;
+    most = std::max(most, last);
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);
   }
   selected = found;
+  if (largest != nullptr) *largest = most;
   return true;
 }
 
@@ -106,7 +119,7 @@ bool parse_seed(std::string_view text, std::uint64_t& out) {
   return true;
 }
 
-ParseResult parse_config(EnvLookup lookup, int rank) {
+ParseResult parse_config(EnvLookup lookup, int rank, int world_size) {
   ParseResult result;
   Config& config = result.config;
   constexpr double kMaxDelayUs = 1e8;  // 100 s per call: anything longer is a typo
@@ -133,10 +146,21 @@ ParseResult parse_config(EnvLookup lookup, int rank) {
         valid = parse_families(text, config.families);
         expected = "a comma list of p2p, coll, rma, mpiio, posix or all";
         break;
-      case Setting::ranks:
-        valid = parse_rank_selection(text, rank, config.rank_selected);
+      case Setting::ranks: {
+        long long largest = -1;
+        valid = parse_rank_selection(text, rank, config.rank_selected, &largest);
         expected = "all or a list of ranks and ranges such as 0,2-3";
+        if (valid && largest >= world_size) {
+          result.ok = false;
+          result.error = "tremor-inject: " + std::string(setting_info.name) + "='" + printable(text) +
+                         "' names rank " + std::to_string(largest) + ", but this run has " +
+                         std::to_string(world_size) + (world_size == 1 ? " process (rank 0)" : " processes (ranks 0-") +
+                         (world_size == 1 ? "" : std::to_string(world_size - 1) + ")") +
+                         "; interference injection is disabled for this run, the application runs unchanged.";
+          return result;
+        }
         break;
+      }
       case Setting::seed:
         valid = parse_seed(text, config.seed);
         expected = "an unsigned 64-bit integer";
@@ -182,7 +206,7 @@ ParseResult parse_config(EnvLookup lookup, int rank) {
     }
     if (!valid) {
       result.ok = false;
-      result.error = "tremor-inject: " + std::string(setting_info.name) + "='" + std::string(text) +
+      result.error = "tremor-inject: " + std::string(setting_info.name) + "='" + printable(text) +
                      "' is invalid (expected " + expected +
                      "); interference injection is disabled for this run, the application runs unchanged.";
       return result;

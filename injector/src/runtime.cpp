@@ -251,8 +251,11 @@ void start_after_init() noexcept {
   PMPI_Initialized(&initialized);
   if (!initialized) return;
   PMPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
+  int world_size = 1;
+  PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
 
-  ParseResult parsed = parse_config([](const char* name) -> const char* { return std::getenv(name); }, s.rank);
+  ParseResult parsed =
+      parse_config([](const char* name) -> const char* { return std::getenv(name); }, s.rank, world_size);
   if (!parsed.ok) {
     if (s.rank == 0) std::fprintf(stderr, "%s\n", parsed.error.c_str());
     return;

@@ -55,7 +55,7 @@ while they ran, measured by the campaign itself (machine_load.py: the kernel's
 run-queue delay of the ranks' threads plus steal, % of the run), the
 independent measure check_campaign.py's busy-machine rule rests on.
 
-usage: kinds_campaign.py --build BUILD_DIR [--kinds k1,k2] [--runs N] [--output DIR] [--plot]
+usage: kinds_campaign.py --build BUILD_DIR [--kinds k1,k2] [--runs N] [--seed S] [--output DIR] [--plot]
        [--workload NAME=COMMAND --flavour mpich|openmpi --np N [--launcher CMD]]
 With --workload, a real application replaces the demo (see
 scripts/campaigns/README.md, "Real applications from Debian"); kinds that
@@ -217,7 +217,7 @@ def run_once(setup, kind, run, work):
     env.update(settings)
     preload = setup["profiler"]
     if settings:
-        env["TREMOR_INJECT_SEED"] = str(11 + run)
+        env["TREMOR_INJECT_SEED"] = str(setup["seed"] + run)
         env.update(injected_truth.TRACE_SETTINGS)
         preload += " " + setup["injector"]
     if setup["command"] is None:  # the demo, with the kind's own arguments
@@ -369,6 +369,8 @@ def main():
     parser.add_argument("--np", type=int, default=2)
     parser.add_argument("--flavour", choices=("mpich", "openmpi"), default="mpich")
     parser.add_argument("--plot", action="store_true", help="also write kinds.png")
+    parser.add_argument("--seed", type=int, default=11, help="the injector's seed of run 0 (run i: seed + i); "
+                        "a held-out campaign takes seeds no tuning campaign used")
     parser.add_argument("--keep", metavar="DIR", help="keep every run's files in DIR (for re-scoring)")
     parser.add_argument("--reanalyse", metavar="DIR", help="run nothing: analyse the run files a campaign kept "
                         "with --keep DIR again with this build's tremor (same kinds, runs and workload options)")
@@ -380,7 +382,7 @@ def main():
         parser.error(f"unknown kinds {unknown}; choose from {list(KINDS)}")
     launcher = args.launcher or ("mpiexec.mpich" if args.flavour == "mpich" else
                                  "mpirun.openmpi --oversubscribe --allow-run-as-root --bind-to none")
-    setup = {"launcher": launcher, "np": args.np, "tremor": os.path.join(build, "estimators", "tremor"),
+    setup = {"launcher": launcher, "np": args.np, "seed": args.seed, "tremor": os.path.join(build, "estimators", "tremor"),
              "profiler": os.path.join(build, "interpose", f"libtremor-{args.flavour}.so"),
              "injector": os.path.join(build, "injector", f"libtremor-inject-{args.flavour}.so")}
     if args.workload:

@@ -5,15 +5,22 @@ import argparse
 import os
 import sys
 
-from . import charts
-from .page import render_page
-from .run_file import RunFileError, load_run
+from . import exit_codes, output
+from .run_file import RunFileError, check_run_file, load_run
 
-EXIT_BAD_FILE = 2
-EXIT_OUTPUT = 3
+CHART_NAMES = ("timeline", "distributions", "stragglers", "speed", "components", "predictions")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with the usage error's status of every Tremor command."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(exit_codes.USAGE, f"{self.prog}: error: {message}\n")
 
 
 def build_charts(run) -> dict:
+    from . import charts  # matplotlib only once the input is known to be good
     return {
         "timeline": charts.timeline(run),
         "distributions": charts.group_distributions(run),
@@ -24,49 +31,71 @@ def build_charts(run) -> dict:
     }
 
 
-def write_new(path: str, data: bytes, overwrite: bool) -> None:
-    # 'x' refuses to replace an existing file unless the user named it with -o.
-    with open(path, "wb" if overwrite else "xb") as out:
-        out.write(data)
+def planned_outputs(options) -> list[tuple[str, bytes]]:
+    """(path, marker) of every file this call will write, checked before any is written."""
+    planned = []
+    if options.png:
+        planned += [(os.path.join(options.png, f"{name}.png"), output.PNG_MARKER) for name in CHART_NAMES]
+    if options.output:
+        planned.append((options.output, output.HTML_MARKER))
+    return planned
+
+
+def run(options) -> int:
+    inputs = [options.run_file]
+    default_page = options.output is None and not options.png
+    if default_page:
+        # Beside the run file and never replaced: only -o names a page to replace.
+        options.output = os.path.splitext(options.run_file)[0] + ".html"
+        if os.path.lexists(options.output):
+            raise output.OutputRefused(f"{options.output} exists; name the output with -o")
+    if options.png and os.path.lexists(options.png) and not os.path.isdir(options.png):
+        raise output.OutputRefused(f"will not write into {options.png}: it exists and is not a directory")
+    for path, marker in planned_outputs(options):
+        output.check(path, marker, inputs)
+    check_run_file(options.run_file)
+    run_view = load_run(options.run_file)
+    rendered = build_charts(run_view)
+    if options.png:
+        try:
+            os.makedirs(options.png, exist_ok=True)
+        except OSError as error:
+            raise output.OutputRefused(f"cannot create {options.png}: {error.strerror}") from None
+        for name, png in rendered.items():
+            if png:
+                path = os.path.join(options.png, f"{name}.png")
+                output.write(path, png, output.PNG_MARKER, inputs)
+                print(f"tremor-plot: wrote {path}", file=sys.stderr)
+    if options.output:
+        from .page import render_page
+        output.write(options.output, render_page(run_view, rendered).encode("utf-8"), output.HTML_MARKER, inputs)
+        print(f"tremor-plot: wrote {options.output}", file=sys.stderr)
+    return exit_codes.OK
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="tremor-plot",
-        description="Render a Tremor run file (.h5) as a self-contained HTML page and/or PNG charts.")
+        description="Render a Tremor run file (.h5) as a self-contained HTML page and/or PNG charts. "
+                    "The run file is first checked by `tremor analyze --check`.",
+        epilog="Exit status: 0 done, 1 usage error, 2 unreadable or invalid run file, 4 output refused or not "
+               "written, 70 internal error, 127 no tremor tool to check the run file.")
     parser.add_argument("run_file", help="the .h5 file written at MPI_Finalize")
-    parser.add_argument("-o", "--output", help="HTML file to write (replaced if it exists); "
+    parser.add_argument("-o", "--output", help="HTML file to write (replaces only a page tremor-plot wrote); "
                         "default without --png: FILE.html beside the run file, never replaced")
     parser.add_argument("--png", metavar="DIR", help="also write each chart as DIR/<chart>.png")
     options = parser.parse_args(argv)
-
     try:
-        run = load_run(options.run_file)
+        return run(options)
     except RunFileError as error:
         print(f"tremor-plot: {error}", file=sys.stderr)
-        return EXIT_BAD_FILE
-    rendered = build_charts(run)
-
-    try:
-        if options.png:
-            os.makedirs(options.png, exist_ok=True)
-            for name, png in rendered.items():
-                if png:
-                    write_new(os.path.join(options.png, f"{name}.png"), png, overwrite=True)
-                    print(f"tremor-plot: wrote {os.path.join(options.png, name + '.png')}", file=sys.stderr)
-        html_path, overwrite = options.output, True
-        if html_path is None and not options.png:
-            html_path, overwrite = os.path.splitext(options.run_file)[0] + ".html", False
-        if html_path:
-            write_new(html_path, render_page(run, rendered).encode("utf-8"), overwrite)
-            print(f"tremor-plot: wrote {html_path}", file=sys.stderr)
-    except FileExistsError as error:
-        print(f"tremor-plot: {error.filename} exists; name the output with -o", file=sys.stderr)
-        return EXIT_OUTPUT
-    except OSError as error:
-        print(f"tremor-plot: cannot write {error.filename}: {error.strerror}", file=sys.stderr)
-        return EXIT_OUTPUT
-    return 0
+        return error.exit_code
+    except output.OutputRefused as error:
+        print(f"tremor-plot: {error}", file=sys.stderr)
+        return exit_codes.OUTPUT
+    except Exception as error:  # noqa: BLE001  one line, never a traceback
+        print(f"tremor-plot: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        return exit_codes.INTERNAL
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import numpy as np  # noqa: E402
 
+from .output import PNG_SOFTWARE  # noqa: E402
 from .run_file import RunView  # noqa: E402
 
 INTERFERED_COLOUR = "#d62728"
@@ -38,7 +39,8 @@ def group_colour(group_index: int) -> str:
 
 def _png(figure) -> bytes:
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    # The Software text chunk marks the file as tremor-plot's own (output.py).
+    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight", metadata={"Software": PNG_SOFTWARE})
     plt.close(figure)
     return buffer.getvalue()
 
@@ -183,31 +185,43 @@ def stragglers(run: RunView) -> bytes | None:
 
 
 def predictions(run: RunView) -> bytes | None:
-    """Predicted run time per method against process count, with the bootstrap interval."""
+    """Predicted run time per method against process count: the prediction interval for one run (thin
+    bars) and the confidence interval of the expected run time (thick bars); the headline method in bold."""
     rows = [row for row in (run.report.get("predictions") or []) if row.get("median_s") is not None]
     if not rows:
         return None
+    headline = (run.report.get("prediction_headline") or {}).get("method")
     methods = list(dict.fromkeys(row["method"] for row in rows))
     figure, axes = plt.subplots(figsize=(9, 4))
     offsets = np.linspace(-0.06, 0.06, len(methods)) if len(methods) > 1 else [0.0]
+
+    def column(chosen, key):
+        return np.array([row.get(key) if row.get(key) is not None else np.nan for row in chosen], dtype=float)
+
     for offset, method in zip(offsets, methods):
         chosen = sorted((row for row in rows if row["method"] == method), key=lambda row: row["processes"])
-        processes = np.array([row["processes"] for row in chosen], dtype=float)
-        median = np.array([row["median_s"] for row in chosen], dtype=float)
-        low = np.array([row["ci_low_s"] if row["ci_low_s"] is not None else np.nan for row in chosen])
-        high = np.array([row["ci_high_s"] if row["ci_high_s"] is not None else np.nan for row in chosen])
-        error = np.vstack([np.clip(median - low, 0, None), np.clip(high - median, 0, None)])
-        axes.errorbar(processes * 2 ** offset, median, yerr=np.nan_to_num(error), marker="o", capsize=3,
-                      label=method, color=GROUP_PALETTE[methods.index(method) % len(GROUP_PALETTE)])
+        processes = np.array([row["processes"] for row in chosen], dtype=float) * 2 ** offset
+        median = column(chosen, "median_s")
+        colour = GROUP_PALETTE[methods.index(method) % len(GROUP_PALETTE)]
+        for low_key, high_key, width in (("pi_low_s", "pi_high_s", 1.0), ("ci_low_s", "ci_high_s", 4.0)):
+            error = np.vstack([np.clip(median - column(chosen, low_key), 0, None),
+                               np.clip(column(chosen, high_key) - median, 0, None)])
+            axes.errorbar(processes, median, yerr=np.nan_to_num(error), fmt="none", capsize=3 if width < 2 else 0,
+                          elinewidth=width, color=colour, alpha=0.8)
+        label = f"{method} (headline)" if method == headline else method
+        axes.plot(processes, median, marker="o", color=colour, label=label,
+                  linewidth=2.5 if method == headline else 1.0)
     world_size = run.report.get("world_size")
     run_time = run.report.get("run_time_s")
     if world_size and run_time is not None:
         axes.scatter([world_size], [run_time], marker="*", s=160, color="black", zorder=5,
                      label=f"measured ({world_size} processes)")
+    level = 100 * (run.report.get("parameters") or {}).get("ci", 0.95)
     axes.set_xscale("log", base=2)
     axes.set_xlabel("processes")
     axes.set_ylabel("run time (s)")
-    axes.set_title(f"Predicted run time (median, {100 * (run.report.get('parameters') or {}).get('ci', 0.95):g} % CI)")
+    axes.set_title(f"Predicted run time: {level:g} % prediction interval for one run (thin), "
+                   f"{level:g} % CI of the expected time (thick)", fontsize=10)
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
     return _png(figure)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import base64
 from html import escape
 
+from .output import HTML_MARKER
 from .run_file import RunView
 
 # Not used by any chart, so a screenshot test can find the light by its colour.
@@ -106,25 +107,49 @@ def _groups_table(report: dict) -> str:
 
 
 def _predictions_table(report: dict) -> str:
+    """The headline (one time per size with its prediction interval), then every method with both intervals."""
     rows = report.get("predictions") or []
     if not rows:
         return ""
+    level = 100 * (report.get("parameters") or {}).get("ci", 0.95)
+    headline = report.get("prediction_headline") or {}
+    lead = ""
+    if headline.get("method"):
+        sizes = "".join(
+            f"<tr><td>{_number(row.get('processes'), 0)}</td><td>{_number(row.get('median_s'))}</td>"
+            f"<td>{_number(row.get('pi_low_s'))} – {_number(row.get('pi_high_s'))}</td></tr>"
+            for row in headline.get("predictions") or [])
+        lead = (f"<p><b>Predicted run time</b> from <b>{escape(headline['method'])}</b>: "
+                f"{escape(headline.get('reason', ''))}.</p>"
+                f"<table><tr><th>processes</th><th>predicted s</th>"
+                f"<th>{level:g} % prediction interval for one run, s</th></tr>{sizes}</table>"
+                f"<p class='muted'>All methods below: the median and the {level:g} % confidence interval (CI) of "
+                f"the expected run time, and the {level:g} % prediction interval (PI) for one run.</p>")
     header = ("<tr><th class='text'>method</th><th>factor</th><th>processes</th><th>median s</th>"
-              "<th>CI low s</th><th>CI high s</th></tr>")
+              "<th>CI low s</th><th>CI high s</th><th>PI low s</th><th>PI high s</th></tr>")
     body = "".join(
         f"<tr><td class='text'>{escape(row['method'])}</td><td>{_number(row.get('factor'), 0)}</td>"
         f"<td>{_number(row.get('processes'), 0)}</td><td>{_number(row.get('median_s'))}</td>"
-        f"<td>{_number(row.get('ci_low_s'))}</td><td>{_number(row.get('ci_high_s'))}</td></tr>" for row in rows)
-    return f"<table>{header}{body}</table>"
+        f"<td>{_number(row.get('ci_low_s'))}</td><td>{_number(row.get('ci_high_s'))}</td>"
+        f"<td>{_number(row.get('pi_low_s'))}</td><td>{_number(row.get('pi_high_s'))}</td></tr>" for row in rows)
+    return f"{lead}<table>{header}{body}</table>"
 
 
 def _warnings(report: dict) -> str:
+    """One item per kind of warning; its cases, worst first, folded below it."""
     warnings = report.get("warnings") or []
     if not warnings:
         return '<p class="muted">None.</p>'
-    items = "".join(f"<li><b>{escape(item.get('code', ''))}</b>: {escape(item.get('message', ''))}</li>"
-                    for item in warnings)
-    return f'<ul class="warnings">{items}</ul>'
+    items = []
+    for item in warnings:
+        cases = item.get("cases") or []
+        folded = ""
+        if len(cases) > 1:
+            listed = "".join(f"<li>{escape(case.get('subject', ''))}: {escape(case.get('detail', ''))}</li>"
+                             for case in cases)
+            folded = f"<details><summary>{len(cases)} cases</summary><ul>{listed}</ul></details>"
+        items.append(f"<li><b>{escape(item.get('code', ''))}</b>: {escape(item.get('message', ''))}{folded}</li>")
+    return f'<ul class="warnings">{"".join(items)}</ul>'
 
 
 def _percent(value, digits: int = 1) -> str:
@@ -209,11 +234,12 @@ def render_page(run: RunView, charts: dict[str, bytes | None]) -> str:
         chart("components", "run time and lost time split into compute, MPI and file I/O",
               "No component split."),
         "<h2>Predicted run time at larger scale</h2>",
-        chart("predictions", "predicted run time with confidence intervals", "No prediction available."),
+        chart("predictions", "predicted run time with prediction intervals for one run and confidence intervals",
+              "No prediction available."),
         _predictions_table(report),
         "<h2>Warnings</h2>", _warnings(report),
         "<h2>Effective configuration</h2>", _configuration(run),
     ]
     body = "\n".join(sections)
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{HTML_MARKER.decode()}'
             f"<title>Tremor report</title><style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")

@@ -1,15 +1,56 @@
-"""Reads what the plots need from a Tremor run file (docs/schema.md, docs/report.md)."""
+"""Reads what the plots need from a Tremor run file (docs/schema.md, docs/report.md).
+
+The file is first checked by the `tremor` tool (`tremor analyze --check`), so
+tremor-plot accepts exactly the files `tremor analyze` accepts, by the one
+loader and set of rules in C++ (segments/src/run_file_read.cpp and
+run_file_validate.cpp); only then is it opened with h5py."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 from dataclasses import dataclass, field
 
 import h5py
 import numpy as np
 
+from . import exit_codes
+
 
 class RunFileError(Exception):
     """The file cannot be plotted; the message is one line for the user."""
+
+    def __init__(self, message: str, exit_code: int = exit_codes.BAD_INPUT):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def tremor_tool() -> str | None:
+    """The tremor tool of this install (the wrapper sets TREMOR_PLOT_TOOL), else the first on PATH."""
+    configured = os.environ.get("TREMOR_PLOT_TOOL", "")
+    if configured and os.access(configured, os.X_OK):
+        return configured
+    return shutil.which("tremor")
+
+
+def check_run_file(path: str) -> None:
+    """Raises RunFileError with the tool's own one-line reason unless `tremor analyze --check` accepts the file."""
+    tool = tremor_tool()
+    if tool is None:
+        raise RunFileError("the tremor tool is not installed beside tremor-plot nor on PATH; it checks the run file "
+                           "(set TREMOR_PLOT_TOOL)", exit_codes.MISSING_PROGRAM)
+    try:
+        checked = subprocess.run([tool, "analyze", "--check", "--", path], stdin=subprocess.DEVNULL,
+                                 capture_output=True, text=True, errors="replace")
+    except OSError as error:
+        raise RunFileError(f"cannot run {tool}: {error.strerror}", exit_codes.MISSING_PROGRAM) from None
+    if checked.returncode == exit_codes.OK:
+        return
+    lines = [line.removeprefix("tremor: error: ") for line in checked.stderr.splitlines() if line.strip()]
+    reason = lines[-1] if lines else f"{tool} analyze --check exited {checked.returncode}"
+    code = checked.returncode if checked.returncode in (exit_codes.BAD_INPUT, exit_codes.USAGE) else exit_codes.INTERNAL
+    raise RunFileError(reason, code)
 
 
 @dataclass
@@ -45,6 +86,16 @@ def _attribute_text(attributes, name: str) -> str:
 
 
 def load_run(path: str) -> RunView:
+    """The file, already checked by check_run_file; a problem h5py still finds is one RunFileError."""
+    try:
+        return _load_run(path)
+    except RunFileError:
+        raise
+    except Exception as error:  # noqa: BLE001  h5py, numpy and json raise many kinds; never a traceback
+        raise RunFileError(f"{path}: cannot read what the page needs ({type(error).__name__}: {error})") from None
+
+
+def _load_run(path: str) -> RunView:
     try:
         handle = h5py.File(path, "r")
     except FileNotFoundError:

@@ -1,7 +1,10 @@
 #include "hdf5_util.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace tremor::hdf5 {
@@ -28,14 +31,80 @@ Handle dataset_creation_properties(const std::vector<hsize_t>& dims) {
 
 std::string where(const std::string& name) { return "'" + name + "'"; }
 
+std::string variable_length_refusal(const std::string& what) {
+  return "written by an older Tremor or altered (" + what +
+         " is a variable-length string); this version does not read such files";
+}
+
+// The size of the file on disk: the superblock's end-of-file address comes
+// from the file itself and may be anything.
+hsize_t file_bytes(hid_t object) {
+  Handle file(H5Iget_file_id(object), H5Fclose);
+  Handle access(H5Fget_access_plist(file.get()), H5Pclose);
+  void* handle = nullptr;
+  struct stat status {};
+  if (H5Pget_driver(access.get()) == H5FD_SEC2 && H5Fget_vfd_handle(file.get(), H5P_DEFAULT, &handle) >= 0 &&
+      handle && ::fstat(*static_cast<int*>(handle), &status) == 0)
+    return static_cast<hsize_t>(status.st_size);
+  hsize_t size = 0;  // the core driver's in-memory image: its size is real
+  return H5Fget_filesize(file.get(), &size) >= 0 ? size : 0;
+}
+
+// a x b, or nothing when either is unknown or the product overflows.
+std::optional<hsize_t> checked_product(std::optional<hsize_t> a, hsize_t b) {
+  hsize_t product = 0;
+  if (!a || __builtin_mul_overflow(*a, b, &product)) return std::nullopt;
+  return product;
+}
+
+// Every size read from a file is checked here before a buffer is allocated
+// or HDF5 reads: an attribute or dataset cannot hold more than the file,
+// except chunks that HDF5's deflate filter expanded (at most ~1032 times).
+// `nominal`: the bytes its elements take in the file's type; `stored`: the
+// bytes it keeps in the file.
+bool plausible_size(hid_t object, const std::string& what, std::optional<hsize_t> nominal, hsize_t stored,
+                    hsize_t expansion, std::string& error) {
+  const hsize_t file = file_bytes(object);
+  if (nominal && stored <= file && *nominal / expansion <= stored) return true;
+  error = what + " claims " + (nominal ? std::to_string(*nominal) : std::string("over 2^64")) + " bytes" +
+          (nominal && stored == *nominal ? "" : " stored in " + std::to_string(stored)) +
+          ", implausible in a file of " + std::to_string(file) + " bytes (damaged or altered file)";
+  return false;
+}
+
+// plausible_size for a dataset: a chunked one keeps what its allocated chunks
+// hold, expanded by its filters; a filter Tremor never writes is refused.
+bool plausible_dataset(hid_t dataset, const std::string& name, std::optional<hsize_t> nominal, std::string& error) {
+  constexpr hsize_t kDeflateMaxExpansion = 1100;  // zlib's limit is 1032:1, plus chunk overheads
+  Handle properties(H5Dget_create_plist(dataset), H5Pclose);
+  hsize_t stored = nominal.value_or(0);
+  hsize_t expansion = 1;
+  if (H5Pget_layout(properties.get()) == H5D_CHUNKED) {
+    stored = H5Dget_storage_size(dataset);
+    const int filters = H5Pget_nfilters(properties.get());
+    for (int i = 0; i < filters; ++i) {
+      unsigned flags = 0;
+      std::size_t values = 0;
+      const H5Z_filter_t filter =
+          H5Pget_filter2(properties.get(), static_cast<unsigned>(i), &flags, &values, nullptr, 0, nullptr, nullptr);
+      if (filter == H5Z_FILTER_DEFLATE) {
+        expansion = kDeflateMaxExpansion;
+      } else if (filter != H5Z_FILTER_SHUFFLE && filter != H5Z_FILTER_FLETCHER32) {
+        error = "dataset " + where(name) + " uses HDF5 filter " + std::to_string(filter) + ", which Tremor never writes";
+        return false;
+      }
+    }
+  }
+  return plausible_size(dataset, "dataset " + where(name), nominal, stored, expansion, error);
+}
+
 }  // namespace
 
-Handle variable_string_type() {
+Handle fixed_string_type(std::size_t width) {
   Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-  if (type.valid()) {
-    H5Tset_size(type.get(), H5T_VARIABLE);
-    H5Tset_cset(type.get(), H5T_CSET_UTF8);
-  }
+  H5Tset_size(type.get(), std::max<std::size_t>(width, 1));
+  H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
   return type;
 }
 
@@ -93,10 +162,7 @@ bool write_strings(hid_t location, const std::string& name, const std::vector<st
   for (const std::string& value : values) width = std::max(width, value.size());
   std::vector<char> packed(values.size() * width, '\0');
   for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(&packed[i * width], values[i].data(), values[i].size());
-  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.get(), width);
-  H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
-  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  Handle type = fixed_string_type(width);
   const hsize_t size = values.size();
   Handle space(H5Screate_simple(1, &size, nullptr), H5Sclose);
   Handle dataset(H5Dcreate2(location, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
@@ -110,13 +176,13 @@ bool write_strings(hid_t location, const std::string& name, const std::vector<st
 }
 
 bool write_scalar_string(hid_t location, const std::string& name, std::string_view text, std::string& error) {
-  const std::string copy(text);
-  const char* pointer = copy.c_str();
-  Handle type = variable_string_type();
+  // Fixed-length like every string Tremor writes (see write_strings).
+  const std::string copy = text.empty() ? std::string(1, '\0') : std::string(text);
+  Handle type = fixed_string_type(copy.size());
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
   Handle dataset(H5Dcreate2(location, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                  H5Dclose);
-  if (!dataset.valid() || H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &pointer) < 0) {
+  if (!dataset.valid() || H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, copy.data()) < 0) {
     error = "cannot write string dataset " + where(name);
     return false;
   }
@@ -137,10 +203,7 @@ bool write_string_attribute(hid_t object, const std::string& name, std::string_v
   // Fixed-length, like write_strings: a variable-length attribute lives in the
   // global heap, and HDF5 1.10 crashes reading a corrupted one.
   const std::string copy = text.empty() ? std::string(1, '\0') : std::string(text);
-  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.get(), copy.size());
-  H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
-  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  Handle type = fixed_string_type(copy.size());
   return write_attribute(object, name, type.get(), copy.data(), error);
 }
 
@@ -171,14 +234,16 @@ bool read_numeric(hid_t location, const std::string& name, hid_t memory_type, bo
   }
   dims.assign(static_cast<std::size_t>(rank), 0);
   H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
-  hsize_t elements = 1;
-  for (hsize_t d : dims) elements *= d;
-  if (elements > (hsize_t{1} << 40) / element_size) {
-    error = "dataset " + where(name) + " is implausibly large";
+  std::optional<hsize_t> elements = 1;
+  for (hsize_t d : dims) elements = checked_product(elements, d);
+  // The file's elements are at least a byte each, so once their bytes are
+  // plausible, so are the elements of element_size bytes in memory.
+  const std::size_t file_element_size = H5Tget_size(file_type.get());
+  if (!plausible_dataset(dataset.get(), name,
+                         file_element_size == 0 ? std::nullopt : checked_product(elements, file_element_size), error))
     return false;
-  }
-  bytes.assign(static_cast<std::size_t>(elements) * element_size, 0);
-  if (elements > 0 && H5Dread(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()) < 0) {
+  bytes.assign(static_cast<std::size_t>(*elements) * element_size, 0);
+  if (!bytes.empty() && H5Dread(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()) < 0) {
     error = "cannot read dataset " + where(name) + " (file truncated or corrupted?)";
     return false;
   }
@@ -193,18 +258,19 @@ bool read_strings(hid_t location, const std::string& name, std::vector<std::stri
   Handle dataset(H5Dopen2(location, name.c_str(), H5P_DEFAULT), H5Dclose);
   Handle file_type(H5Dget_type(dataset.get()), H5Tclose);
   Handle space(H5Dget_space(dataset.get()), H5Sclose);
-  if (!dataset.valid() || H5Tget_class(file_type.get()) != H5T_STRING || H5Tis_variable_str(file_type.get()) != 0 ||
-      H5Sget_simple_extent_ndims(space.get()) != 1) {
-    error = "dataset " + where(name) + " is not a 1-D fixed-length string dataset";
+  if (!dataset.valid() || H5Tget_class(file_type.get()) != H5T_STRING || H5Sget_simple_extent_ndims(space.get()) != 1) {
+    error = "dataset " + where(name) + " is not a 1-D string dataset";
+    return false;
+  }
+  if (H5Tis_variable_str(file_type.get()) != 0) {  // see read_string_attribute
+    error = variable_length_refusal("dataset " + where(name));
     return false;
   }
   hsize_t size = 0;
   H5Sget_simple_extent_dims(space.get(), &size, nullptr);
   const std::size_t width = H5Tget_size(file_type.get());
-  if (width == 0 || size > (hsize_t{1} << 34) / width) {
-    error = "dataset " + where(name) + " has an implausible size";
+  if (!plausible_dataset(dataset.get(), name, width == 0 ? std::nullopt : checked_product(size, width), error))
     return false;
-  }
   std::vector<char> packed(static_cast<std::size_t>(size) * width, '\0');
   Handle type(H5Tcopy(file_type.get()), H5Tclose);
   if (size > 0 && H5Dread(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, packed.data()) < 0) {
@@ -233,6 +299,10 @@ bool read_attribute(hid_t object, const std::string& name, hid_t memory_type, bo
     error = "attribute " + where(name) + " is not a scalar " + (integer ? "integer" : "floating-point number");
     return false;
   }
+  const hsize_t width = H5Tget_size(file_type.get());
+  if (!plausible_size(attribute.get(), "attribute " + where(name), width == 0 ? std::nullopt : std::optional(width),
+                      width, 1, error))
+    return false;
   if (H5Aread(attribute.get(), memory_type, value) < 0) {
     error = "cannot read attribute " + where(name);
     return false;
@@ -253,30 +323,23 @@ bool read_string_attribute(hid_t object, const std::string& name, std::string& t
     error = "attribute " + where(name) + " is not a scalar string";
     return false;
   }
-  if (H5Tis_variable_str(file_type.get()) == 0) {
-    const std::size_t width = H5Tget_size(file_type.get());
-    if (width == 0 || width > (std::size_t{1} << 24)) {
-      error = "attribute " + where(name) + " has an implausible size";
-      return false;
-    }
-    std::vector<char> buffer(width, '\0');
-    // The file's own type: strings need no conversion, and HDF5 converts no character sets.
-    if (H5Aread(attribute.get(), file_type.get(), buffer.data()) < 0) {
-      error = "cannot read attribute " + where(name);
-      return false;
-    }
-    text.assign(buffer.data(), strnlen(buffer.data(), width));
-    return true;
+  // A variable-length string lives in HDF5's global heap, whose lengths HDF5
+  // 1.10 trusts (a damaged one makes it copy out of bounds): never read one.
+  if (H5Tis_variable_str(file_type.get()) != 0) {
+    error = variable_length_refusal("attribute " + where(name));
+    return false;
   }
-  // Variable-length: files written before the attributes became fixed-length.
-  char* pointer = nullptr;
-  Handle type = variable_string_type();
-  if (H5Aread(attribute.get(), type.get(), &pointer) < 0) {
+  const std::size_t width = H5Tget_size(file_type.get());
+  const std::optional<hsize_t> nominal = width == 0 ? std::nullopt : std::optional<hsize_t>(width);
+  if (!plausible_size(attribute.get(), "attribute " + where(name), nominal, nominal.value_or(0), 1, error))
+    return false;
+  std::vector<char> buffer(width, '\0');
+  // The file's own type: strings need no conversion, and HDF5 converts no character sets.
+  if (H5Aread(attribute.get(), file_type.get(), buffer.data()) < 0) {
     error = "cannot read attribute " + where(name);
     return false;
   }
-  text = pointer ? pointer : "";
-  H5free_memory(pointer);
+  text.assign(buffer.data(), strnlen(buffer.data(), width));
   return true;
 }
 

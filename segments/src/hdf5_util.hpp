@@ -80,7 +80,10 @@ hid_t native_type() {
     static_assert(!sizeof(T), "no HDF5 type for T");
 }
 
-Handle variable_string_type();
+// Every string is stored fixed-length (NUL-padded UTF-8): a variable-length
+// one lives in HDF5's unchecksummed global heap, whose lengths HDF5 1.10
+// trusts, so the readers refuse variable-length strings.
+Handle fixed_string_type(std::size_t width);
 // Creates every missing group along path ("/a/b"); returns the last one.
 Handle open_or_create_group(hid_t file, std::string_view path, std::string& error);
 bool link_exists(hid_t location, const std::string& path);

@@ -45,7 +45,7 @@ bool read_metadata(hid_t file, RunMetadata& meta, std::string& error) {
   if (H5Aexists(root.get(), layout::kPartialReasonAttribute) > 0 &&
       !hdf5::read_string_attribute(root.get(), layout::kPartialReasonAttribute, meta.partial_reason, error))
     return false;
-  if (meta.world_size < 0) return fail(error, "negative world_size");
+  if (!validate_run_metadata(meta, error)) return false;
   std::vector<std::string> names, values;
   if (!hdf5::read_strings(file, layout::kCounterEvents, meta.counter_events, error) ||
       !hdf5::read_strings(file, layout::kCallNames, meta.call_names, error) ||
@@ -265,6 +265,27 @@ bool read_injection(hid_t file, std::vector<InjectionRecord>& records, std::stri
   return true;
 }
 
+herr_t note_error_description(unsigned, const H5E_error2_t* entry, void* data) {
+  auto& description = *static_cast<std::string*>(data);
+  const std::string text = entry->desc != nullptr ? entry->desc : "";
+  // The innermost entry comes first; a checksum failure anywhere names the damage best.
+  if (description.empty() || text.find("checksum") != std::string::npos) description = text;
+  return 0;
+}
+
+// After a failed read: whether HDF5 finds the file's structure damaged.
+// Visiting every object loads every object header, group B-tree and heap, so
+// a flipped byte in any of them surfaces as the checksum error it is rather
+// than as the "missing dataset" the failed lookup reported.
+std::optional<std::string> damage_report(hid_t file) {
+  const auto visit = [](hid_t, const char*, const H5O_info_t*, void*) -> herr_t { return 0; };
+  if (H5Ovisit2(file, H5_INDEX_NAME, H5_ITER_NATIVE, visit, nullptr, H5O_INFO_BASIC) >= 0) return std::nullopt;
+  std::string description;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, note_error_description, &description);
+  return "the file is damaged: HDF5 cannot read its structure (" +
+         (description.empty() ? std::string("no detail") : description) + ")";
+}
+
 }  // namespace
 
 std::optional<RunData> read_run(const std::filesystem::path& path, std::string& error) {
@@ -289,14 +310,16 @@ std::optional<RunData> read_run(const std::filesystem::path& path, std::string& 
   try {  // a corrupted shape can ask for more memory than exists
     ok = read_metadata(file.get(), run.meta, reason) &&
          read_ranks(file.get(), static_cast<std::size_t>(run.meta.world_size), run.ranks, reason) &&
-         read_bins(file.get(), run.meta.schema_version, run.global_bins, reason) && read_segments(file.get(), run.segments, reason) &&
-         read_detail(file.get(), run, run.detail, reason) &&
+         read_bins(file.get(), run.meta.schema_version, run.global_bins, reason) &&
+         read_segments(file.get(), run.segments, reason) && read_detail(file.get(), run, run.detail, reason) &&
          read_totals(file.get(), run, static_cast<std::size_t>(run.meta.world_size), reason) &&
          read_injection(file.get(), run.injection, reason) &&
-         read_environment(file.get(), static_cast<std::size_t>(run.meta.world_size), run.environment, reason);
+         read_environment(file.get(), static_cast<std::size_t>(run.meta.world_size), run.environment, reason) &&
+         validate_run(run, reason);
   } catch (const std::exception& exception) {
     reason = std::string("cannot load: ") + exception.what();
   }
+  if (!ok) reason = damage_report(file.get()).value_or(reason);
   if (!ok) {
     error = "'" + path.string() + "': " + reason;
     return std::nullopt;

@@ -97,14 +97,14 @@ TEST_CASE("planted delays are found exactly, with percent, class and p(high)", "
     // clean segments sit within 0.2 % of the intrinsic duration), closer to
     // the truth than the paper's figure, which loses 4 MAD per delay.
     const double truth = 100.0 * 5.0 * c.extra_s / run.meta.run_time_s;  // extra, extra and 3 x extra
-    CHECK(result.interference_percent == result.lost_percent);
-    CHECK(result.lost_percent == Approx(truth).epsilon(0.01));
-    CHECK(std::fabs(result.lost_percent - truth) < std::fabs(percent - truth));
-    CHECK(result.lost_percent_low <= result.lost_percent);
-    CHECK(result.lost_percent_high >= result.lost_percent);
-    CHECK(result.intrinsic_run_time_s == Approx(run.meta.run_time_s * (1.0 - result.lost_percent / 100.0)));
+    CHECK(result.interference_percent == result.primary.lost_percent);
+    CHECK(result.primary.lost_percent == Approx(truth).epsilon(0.01));
+    CHECK(std::fabs(result.primary.lost_percent - truth) < std::fabs(percent - truth));
+    CHECK(result.primary.lost_percent_low <= result.primary.lost_percent);
+    CHECK(result.primary.lost_percent_high >= result.primary.lost_percent);
+    CHECK(result.primary.intrinsic_run_time_s == Approx(run.meta.run_time_s * (1.0 - result.primary.lost_percent / 100.0)));
     CHECK(result.interference_class == c.expected);
-    const double p_high = 1.0 / (1.0 + std::exp(-0.35 * (result.lost_percent - 11.25)));
+    const double p_high = 1.0 / (1.0 + std::exp(-0.35 * (result.primary.lost_percent - 11.25)));
     CHECK(result.probability_high == Approx(p_high).epsilon(1e-12));
     CHECK(result.segment_class[10] == SegmentClass::interfered);
     CHECK(result.segment_class[11] == SegmentClass::normal);
@@ -122,10 +122,10 @@ TEST_CASE("method mad4 (--method mad4) makes the paper's figure the headline", "
   const RunAnalysis primary = analyze_run(run, quick_parameters(200));
   CHECK(mad4.interference_percent == mad4.paper_mad4_percent);
   CHECK(mad4.paper_mad4_percent == primary.paper_mad4_percent);
-  CHECK(mad4.lost_percent == primary.lost_percent);
+  CHECK(mad4.primary.lost_percent == primary.primary.lost_percent);
   CHECK(mad4.probability_high == Approx(1.0 / (1.0 + std::exp(-0.35 * (mad4.paper_mad4_percent - 11.25)))));
   CHECK(mad4.segment_impact_s == mad4.segment_mad4_impact_s);
-  CHECK(primary.segment_impact_s == primary.segment_lost_s);
+  CHECK(primary.segment_impact_s == primary.primary.segment_lost_s);
   CHECK(mad4.interfered_segments == std::vector<std::size_t>{10, 51, 120});
   const auto json = report_json(run, mad4, "x.h5");
   CHECK(json["method"] == "mad4");
@@ -148,7 +148,7 @@ TEST_CASE("most segments of a group delayed: the primary estimate keeps its anch
   const RunAnalysis result = analyze_run(run, quick_parameters(200));
   REQUIRE(result.estimate_possible);
   const double truth = 100.0 * planted / run.meta.run_time_s;
-  CHECK(result.lost_percent == Approx(truth).margin(0.5));
+  CHECK(result.primary.lost_percent == Approx(truth).margin(0.5));
   CHECK(result.paper_mad4_percent < 0.5 * truth);  // median and MAD moved with the delays
 }
 
@@ -162,12 +162,12 @@ TEST_CASE("delays inside the closing collective are measured by its least wait",
   for (std::size_t s = 0; s < 100; ++s) run.segments.late_wait_s[s] = (s % 2 == 0 ? 0.002 : 0.0) + 2e-6;
   const RunAnalysis measured = analyze_run(run, quick_parameters(200));
   REQUIRE(measured.estimate_possible);
-  CHECK(measured.boundary_excess_s == Approx(50 * 0.002).epsilon(0.02));
+  CHECK(measured.primary.evidence.boundary_excess_s == Approx(50 * 0.002).epsilon(0.02));
   const double truth = 100.0 * 50 * 0.002 / run.meta.run_time_s;
-  CHECK(measured.lost_percent == Approx(truth).margin(0.5));
+  CHECK(measured.primary.lost_percent == Approx(truth).margin(0.5));
   // The collective at its own latency throughout: nothing measured.
   for (double& wait : run.segments.late_wait_s) wait = 2e-6;
-  CHECK(analyze_run(run, quick_parameters(200)).boundary_excess_s < 1e-6);
+  CHECK(analyze_run(run, quick_parameters(200)).primary.evidence.boundary_excess_s < 1e-6);
 }
 
 TEST_CASE("90 % of the closing collectives late: their least wait is measured from the lowest segments",
@@ -190,10 +190,10 @@ TEST_CASE("90 % of the closing collectives late: their least wait is measured fr
   }
   const RunAnalysis measured = analyze_run(run, quick_parameters(200));
   REQUIRE(measured.estimate_possible);
-  CHECK(measured.most_segments_delayed);
-  CHECK(measured.boundary_excess_s == Approx(static_cast<double>(delayed) * 0.002).epsilon(0.02));
+  CHECK(measured.primary.most_segments_delayed);
+  CHECK(measured.primary.evidence.boundary_excess_s == Approx(static_cast<double>(delayed) * 0.002).epsilon(0.02));
   const double truth = 100.0 * static_cast<double>(delayed) * 0.002 / run.meta.run_time_s;
-  CHECK(measured.lost_percent == Approx(truth).margin(1.0));
+  CHECK(measured.primary.lost_percent == Approx(truth).margin(1.0));
 }
 
 TEST_CASE("a node shared with another job: off-CPU time on every segment, charged when the run queue shows it",
@@ -215,14 +215,14 @@ TEST_CASE("a node shared with another job: off-CPU time on every segment, charge
   // moves reads as the application's own: only the durations speak.
   const RunAnalysis unmeasured = analyze_run(run, quick_parameters(200));
   REQUIRE(unmeasured.estimate_possible);
-  CHECK(unmeasured.off_cpu_measured);
-  CHECK(unmeasured.waiting_ranks == 0);
-  CHECK(unmeasured.lost_percent < 0.5 * truth);
+  CHECK(unmeasured.primary.off_cpu_measured);
+  CHECK(unmeasured.primary.waiting_ranks == 0);
+  CHECK(unmeasured.primary.lost_percent < 0.5 * truth);
   for (RankInfo& rank : run.ranks) rank.run_queue_delay_s = 0.5;  // of 0.6 s off the CPU
   const RunAnalysis waiting = analyze_run(run, quick_parameters(200));
-  CHECK(waiting.waiting_ranks == 4);
-  CHECK(waiting.lost_percent == Approx(truth).margin(1.0));
-  CHECK(waiting.segment_lost_s[0] == Approx(0.003).epsilon(0.01));
+  CHECK(waiting.primary.waiting_ranks == 4);
+  CHECK(waiting.primary.lost_percent == Approx(truth).margin(1.0));
+  CHECK(waiting.primary.segment_lost_s[0] == Approx(0.003).epsilon(0.01));
   // The report says what was measured: 4 ranks waited 0.5 s each.
   std::string text = render_text_report(run, waiting, "");
   for (std::size_t wrap = text.find("\n  "); wrap != std::string::npos; wrap = text.find("\n  ", wrap))
@@ -235,12 +235,12 @@ TEST_CASE("a node shared with another job: off-CPU time on every segment, charge
   const auto cpu_count = static_cast<std::size_t>(
       std::find(tremor::kNodeFacts.begin(), tremor::kNodeFacts.end(), "cpu_count") - tremor::kNodeFacts.begin());
   for (auto& node : run.environment.nodes) node.facts[cpu_count] = "1";
-  CHECK(analyze_run(run, quick_parameters(200)).waiting_ranks == 0);
+  CHECK(analyze_run(run, quick_parameters(200)).primary.waiting_ranks == 0);
   for (auto& node : run.environment.nodes) node.facts[cpu_count] = "2";
-  CHECK(analyze_run(run, quick_parameters(200)).waiting_ranks == 4);
+  CHECK(analyze_run(run, quick_parameters(200)).primary.waiting_ranks == 4);
   // A rank that sleeps on its own (little run-queue delay) keeps its level.
   for (RankInfo& rank : run.ranks) rank.run_queue_delay_s = 0.05;
-  CHECK(analyze_run(run, quick_parameters(200)).waiting_ranks == 0);
+  CHECK(analyze_run(run, quick_parameters(200)).primary.waiting_ranks == 0);
 }
 
 TEST_CASE("each group's first segment is warm-up: a slow first pass is not charged, a delay there if measured",
@@ -251,18 +251,18 @@ TEST_CASE("each group's first segment is warm-up: a slow first pass is not charg
   const RunData run = tremor::test::synthetic_run(spec);
   const RunAnalysis result = analyze_run(run, quick_parameters(200));
   REQUIRE(result.estimate_possible);
-  CHECK(result.warm_up_segments == 2);
-  CHECK(result.segment_lost_s[0] == 0.0);
-  CHECK(result.segment_lost_s[1] == 0.0);
-  CHECK(result.lost_percent < 0.1);
-  CHECK(result.segment_primary_group[0] >= 0);  // still in its group for the diagnosis
+  CHECK(result.primary.warm_up_segments == 2);
+  CHECK(result.primary.segment_lost_s[0] == 0.0);
+  CHECK(result.primary.segment_lost_s[1] == 0.0);
+  CHECK(result.primary.lost_percent < 0.1);
+  CHECK(result.primary.segment_primary_group[0] >= 0);  // still in its group for the diagnosis
   // A delay the collective's least wait measures is charged there all the same.
   RunData measured = run;
   measured.segments.late_wait_s[0] = 0.004 + 1e-6;
-  CHECK(analyze_run(measured, quick_parameters(200)).segment_lost_s[0] == Approx(0.004).epsilon(0.02));
+  CHECK(analyze_run(measured, quick_parameters(200)).primary.segment_lost_s[0] == Approx(0.004).epsilon(0.02));
   // The same delay later in the group is interference.
   spec.delays = {{40, 0.004, 1}};
-  CHECK(analyze_run(tremor::test::synthetic_run(spec), quick_parameters(200)).segment_lost_s[40] > 0.003);
+  CHECK(analyze_run(tremor::test::synthetic_run(spec), quick_parameters(200)).primary.segment_lost_s[40] > 0.003);
 }
 
 TEST_CASE("a small group delayed on every segment reads its collective's latency from the other groups",
@@ -290,8 +290,8 @@ TEST_CASE("a small group delayed on every segment reads its collective's latency
   run.segments.duration_upper_s = run.segments.duration_s;
   const RunAnalysis result = analyze_run(run, quick_parameters(200));
   REQUIRE(result.estimate_possible);
-  CHECK(result.most_segments_delayed);
-  CHECK(result.boundary_excess_s == Approx(planted).epsilon(0.03));
+  CHECK(result.primary.most_segments_delayed);
+  CHECK(result.primary.evidence.boundary_excess_s == Approx(planted).epsilon(0.03));
 }
 
 TEST_CASE("a slow iteration after every checkpoint is intrinsic, not interference", "[analysis]") {
@@ -312,8 +312,8 @@ TEST_CASE("a slow iteration after every checkpoint is intrinsic, not interferenc
   run.meta.run_time_s += recurring;
   const RunAnalysis result = analyze_run(run, quick_parameters(200));
   REQUIRE(result.estimate_possible);
-  CHECK(result.lost_percent < 0.2);
-  CHECK(result.primary_groups >= 2);
+  CHECK(result.primary.lost_percent < 0.2);
+  CHECK(result.primary.subgroups >= 2);
   // The paper's rule, blind to the cycle, counts the recurring slowdown.
   CHECK(result.paper_mad4_percent > 2.0);  // of the 2.9 % the recurring slowdown adds
 }
@@ -338,12 +338,12 @@ TEST_CASE("with the CPU-time counter a segment that did more work is not delayed
   run.meta.run_time_s += heavier;
   const RunAnalysis own = analyze_run(run, quick_parameters(200));
   REQUIRE(own.estimate_possible);
-  CHECK(own.lost_percent < 0.3);  // of the 1.2 % the heavier steps add
+  CHECK(own.primary.lost_percent < 0.3);  // of the 1.2 % the heavier steps add
   // The same run with 2 ms more on every 20th segment, its work unchanged: delayed.
   for (std::size_t s = 7; s < run.segments.size(); s += 20) run.segments.duration_s[s] += 0.002;
   run.meta.run_time_s += 15 * 0.002;
   const RunAnalysis delayed = analyze_run(run, quick_parameters(200));
-  CHECK(delayed.lost_percent == Approx(100.0 * 15 * 0.002 / run.meta.run_time_s).margin(0.3));
+  CHECK(delayed.primary.lost_percent == Approx(100.0 * 15 * 0.002 / run.meta.run_time_s).margin(0.3));
 }
 
 TEST_CASE("stragglers: the late rank and its node carry the impact", "[analysis]") {
@@ -480,6 +480,8 @@ TEST_CASE("predictions: every method and factor, ordered intervals", "[analysis]
       CHECK(rows[f].processes == Approx(4.0 * rows[f].factor));
       CHECK(rows[f].ci_low_s <= rows[f].median_s);
       CHECK(rows[f].median_s <= rows[f].ci_high_s);
+      CHECK(rows[f].pi_low_s < rows[f].median_s);
+      CHECK(rows[f].median_s < rows[f].pi_high_s);
       CHECK(rows[f].median_s > 0.0);
       if (f > 0) CHECK(rows[f].median_s >= rows[f - 1].median_s);
     }
@@ -513,7 +515,8 @@ TEST_CASE("one isolated extreme among the maxima: the report says the GEV fit mi
   const RunAnalysis result = analyze_run(tremor::test::synthetic_run(spec), quick_parameters(200));
   const auto warned = [&](const std::string& method) {
     return std::any_of(result.warnings.begin(), result.warnings.end(), [&](const Warning& w) {
-      return w.code == "fit_misses_extremes" && w.message.rfind(method + ":", 0) == 0;
+      return w.code == "fit_misses_extremes" &&
+             std::any_of(w.cases.begin(), w.cases.end(), [&](const WarningCase& c) { return c.subject == method; });
     });
   };
   CHECK(warned("pwm"));
@@ -523,11 +526,15 @@ TEST_CASE("one isolated extreme among the maxima: the report says the GEV fit mi
     CHECK(std::isfinite(p.median_s));
     if (p.method == "pwm") CHECK(3 * p.replicas_failed > static_cast<std::size_t>(quick_parameters(200).replicas));
   }
+  // The headline follows the data: PWM misses the extreme, so the non-parametric method leads.
+  CHECK(result.prediction_headline.method == "nonparametric");
+  CHECK_THAT(result.prediction_headline.reason, Catch::Contains("more than a third"));
   // Without the delay the same group is regular: no warning.
   spec.delays.clear();
   const RunAnalysis regular = analyze_run(tremor::test::synthetic_run(spec), quick_parameters(200));
   CHECK(std::none_of(regular.warnings.begin(), regular.warnings.end(),
                      [](const Warning& w) { return w.code == "fit_misses_extremes"; }));
+  CHECK(regular.prediction_headline.method == "pwm");
 }
 
 TEST_CASE("same seed, same report, another seed, other bootstrap draws", "[analysis]") {

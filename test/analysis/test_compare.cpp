@@ -1,4 +1,5 @@
 // `tremor compare`'s pure logic (compare.hpp) on hand-made rows and synthetic runs.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "synthetic_run.hpp"
@@ -166,8 +167,47 @@ TEST_CASE("compare: a smaller run's predictions are checked against a larger run
     CHECK(check.to_run == "large");
     CHECK(check.processes == Approx(4.0));
     CHECK(check.actual_s == Approx(large.analysis.run_time_s));
-    CHECK(check.inside == (check.actual_s >= check.ci_low_s && check.actual_s <= check.ci_high_s));
+    CHECK(check.inside == (check.actual_s >= check.pi_low_s && check.actual_s <= check.pi_high_s));
+    CHECK(check.inside_ci == (check.actual_s >= check.ci_low_s && check.actual_s <= check.ci_high_s));
+    CHECK(check.pi_low_s < check.pi_high_s);
   }
+  // One size predicted: one row of the smaller run's headline method.
+  CHECK(std::count_if(comparison.predictions.begin(), comparison.predictions.end(),
+                      [](const PredictionCheck& check) { return check.headline; }) == 1);
   CHECK(comparison.predictions_note.empty());
   CHECK_THROWS(compare_runs({{"small", &small.run, &small.analysis}}));
+}
+
+TEST_CASE("compare: runs of another program get a warning and no intrinsic verdict", "[compare]") {
+  SyntheticSpec spec;
+  spec.groups = {SyntheticGroup{1e6, 0.010, 120}, SyntheticGroup{3e6, 0.030, 120}};
+  AnalysedRun reference = analysed(spec);
+  AnalysedRun other = analysed(spec);
+  reference.run.meta.command_line = "/home/me/bin/lulesh -s 30";
+  other.run.meta.command_line = "./lulesh -s 40";  // the same program, other arguments: compared
+  const ComparedRun first{"ref", &reference.run, &reference.analysis};
+  CHECK(program_mismatch(first, {"other", &other.run, &other.analysis}).empty());
+  Comparison comparison = compare_runs({first, {"other", &other.run, &other.analysis}});
+  CHECK(comparison.warnings.empty());
+  CHECK(comparison.verdicts.at(0).available);
+  REQUIRE_FALSE(comparison.environment.empty());
+  CHECK(comparison.environment[0].field == "command_line");
+
+  other.run.meta.command_line = "/usr/bin/amg -n 30";
+  comparison = compare_runs({first, {"other", &other.run, &other.analysis}});
+  REQUIRE(comparison.warnings.size() == 1);
+  CHECK(comparison.warnings[0] == "other is a run of another program than ref (amg, not lulesh)");
+  CHECK_FALSE(comparison.verdicts.at(0).available);
+  CHECK(comparison.verdicts.at(0).text == "no verdict: " + comparison.warnings[0]);
+  CHECK(render_compare_text(comparison).starts_with("Warning: other is a run of another program"));
+  CHECK(compare_json(comparison)["warnings"][0] == comparison.warnings[0]);
+  CHECK(render_compare_html(comparison).find("<p class=\"warning\">Warning: other is a run") != std::string::npos);
+
+  // Same name, same process count, but no group with a signature of the reference's.
+  other.run.meta.command_line = reference.run.meta.command_line;
+  for (GroupResult& group : other.analysis.groups) group.signature ^= 0x5555;
+  comparison = compare_runs({first, {"other", &other.run, &other.analysis}});
+  REQUIRE(comparison.warnings.size() == 1);
+  CHECK(comparison.warnings[0].find("shares no group signature") != std::string::npos);
+  CHECK_FALSE(comparison.verdicts.at(0).available);
 }

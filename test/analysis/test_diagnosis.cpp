@@ -234,7 +234,7 @@ TEST_CASE("a rank 10 % slow for the whole run is named first, kind slow, with it
   const double truth = 100.0 * 400 * 0.10 * kCompute / run.meta.run_time_s;
   CHECK(std::abs(d.slow_ranks[0].lost_percent - truth) < 1.0);
   // No segment is slower than its group: the primary estimate sees nothing.
-  CHECK(analysis.lost_percent < 1.0);
+  CHECK(analysis.primary.lost_percent < 1.0);
   CHECK(d.episodes.empty());
   // Node 1 (ranks 2, 3) is the slow node.
   REQUIRE(d.slow_nodes.size() == 1);
@@ -275,9 +275,9 @@ TEST_CASE("a slow window on every rank is one episode with its time and ranks", 
   CHECK(episode.lost_percent > 5.0);
   CHECK(episode.ranks.size() == 2);
   // The delay was compute on the late rank: the lost time is compute, not MPI.
-  CHECK(d.lost_components.compute > 0.8 * analysis.lost_percent);
+  CHECK(d.lost_components.compute > 0.8 * analysis.primary.lost_percent);
   CHECK(d.lost_components.compute + d.lost_components.mpi + d.lost_components.io ==
-        Approx(analysis.lost_percent).epsilon(0.05));
+        Approx(analysis.primary.lost_percent).epsilon(0.05));
 }
 
 TEST_CASE("I/O delays on one rank put the lost time in file I/O", "[diagnosis]") {
@@ -289,7 +289,7 @@ TEST_CASE("I/O delays on one rank put the lost time in file I/O", "[diagnosis]")
   });
   const RunAnalysis analysis = analyze(run);
   const Diagnosis& d = analysis.diagnosis;
-  REQUIRE(analysis.lost_percent > 5.0);
+  REQUIRE(analysis.primary.lost_percent > 5.0);
   CHECK(d.lost_components.io >= 0.8 * (d.lost_components.compute + d.lost_components.mpi + d.lost_components.io));
   REQUIRE_FALSE(d.slow_ranks.empty());
   CHECK(d.slow_ranks[0].rank == 1);

@@ -27,10 +27,10 @@ TEST_CASE("a rank asleep inside the boundary collective: measured once, though t
   const RunAnalysis result = analyze_run(run, quick_parameters());
   REQUIRE(result.estimate_possible);
   const double truth = 100.0 * 100 * 0.002 / run.meta.run_time_s;
-  CHECK(result.rank_excess_s == Approx(0.2).epsilon(0.02));
-  CHECK(result.boundary_excess_s == Approx(0.2).epsilon(0.02));
-  CHECK(result.measured_delay_s == Approx(0.2).epsilon(0.02));
-  CHECK(result.lost_percent == Approx(truth).margin(0.5));
+  CHECK(result.primary.evidence.rank_excess_s == Approx(0.2).epsilon(0.02));
+  CHECK(result.primary.evidence.boundary_excess_s == Approx(0.2).epsilon(0.02));
+  CHECK(result.primary.evidence.measured_delay_s == Approx(0.2).epsilon(0.02));
+  CHECK(result.primary.lost_percent == Approx(truth).margin(0.5));
 }
 
 TEST_CASE("a rank off the CPU while it waited for a later rank is not charged", "[analysis]") {
@@ -42,13 +42,13 @@ TEST_CASE("a rank off the CPU while it waited for a later rank is not charged", 
   set_cells(run, Quantized::off_cpu_time, [](std::size_t r, std::size_t) { return r == 0 ? 0.003 : 0.0; });
   const RunAnalysis result = analyze_run(run, quick_parameters());
   REQUIRE(result.estimate_possible);
-  CHECK(result.rank_excess_s < 1e-6);
-  CHECK(result.lost_percent < 0.5);
+  CHECK(result.primary.evidence.rank_excess_s < 1e-6);
+  CHECK(result.primary.lost_percent < 0.5);
   // The same 3 ms off the CPU on the rank the others waited for is lost time.
   set_cells(run, Quantized::wait_time, [](std::size_t r, std::size_t) { return r == 0 ? 2e-6 : 0.003 + 2e-6; });
   for (std::size_t s = 0; s < 200; ++s) run.segments.duration_s[s] += 0.003;
   run.meta.run_time_s += 200 * 0.003;
-  CHECK(analyze_run(run, quick_parameters()).rank_excess_s == Approx(0.6).epsilon(0.02));
+  CHECK(analyze_run(run, quick_parameters()).primary.evidence.rank_excess_s == Approx(0.6).epsilon(0.02));
 }
 
 namespace {
@@ -87,9 +87,9 @@ TEST_CASE("no charge leaves a segment shorter than its work", "[analysis]") {
   RunData run = rank_zero_descheduled_run([](std::size_t r) { return r == 1; });
   const RunAnalysis result = analyze_run(run, quick_parameters());
   REQUIRE(result.estimate_possible);
-  CHECK(result.waiting_ranks >= 2);
-  CHECK(result.rank_excess_s == Approx(100 * 0.005).epsilon(0.02));  // measured, but not all of it lost
-  CHECK(result.lost_percent == Approx(100.0 * 100 * 0.001 / run.meta.run_time_s).margin(0.5));
+  CHECK(result.primary.waiting_ranks >= 2);
+  CHECK(result.primary.evidence.rank_excess_s == Approx(100 * 0.005).epsilon(0.02));  // measured, but not all of it lost
+  CHECK(result.primary.lost_percent == Approx(100.0 * 100 * 0.001 / run.meta.run_time_s).margin(0.5));
 }
 
 TEST_CASE("no charge leaves a segment shorter than its busiest rank's work", "[analysis]") {
@@ -100,8 +100,8 @@ TEST_CASE("no charge leaves a segment shorter than its busiest rank's work", "[a
   for (double& work : run.segments.work) work = 5e6;  // the median over the detail ranks
   const RunAnalysis result = analyze_run(run, quick_parameters());
   REQUIRE(result.estimate_possible);
-  CHECK(result.waiting_ranks >= 3);
-  CHECK(result.lost_percent == Approx(100.0 * 100 * 0.001 / run.meta.run_time_s).margin(0.5));
+  CHECK(result.primary.waiting_ranks >= 3);
+  CHECK(result.primary.lost_percent == Approx(100.0 * 100 * 0.001 / run.meta.run_time_s).margin(0.5));
 }
 
 TEST_CASE("a slow read of the input on one rank, in a segment of no group, against the ranks that read the same",
@@ -116,12 +116,18 @@ TEST_CASE("a slow read of the input on one rank, in a segment of no group, again
   set_cells(run, Quantized::wait_time, [](std::size_t r, std::size_t s) { return s == 0 && r != 1 ? 1.99 : 2e-6; });
   const RunAnalysis result = analyze_run(run, quick_parameters());
   REQUIRE(result.estimate_possible);
-  CHECK(result.segment_primary_group[0] < 0);
-  CHECK(result.io_peer_excess_s == Approx(1.99).epsilon(0.01));
-  CHECK(result.segment_lost_s[0] == Approx(1.99).epsilon(0.01));
+  CHECK(result.primary.segment_primary_group[0] < 0);
+  CHECK(result.primary.evidence.io_peer_excess_s == Approx(1.99).epsilon(0.01));
+  CHECK(result.primary.segment_lost_s[0] == Approx(1.99).epsilon(0.01));
+  // The stall is I/O on the critical path, though the others waited it out in MPI.
+  const Diagnosis& what = result.diagnosis;
+  REQUIRE(what.available);
+  const double lost_parts = what.lost_components.compute + what.lost_components.mpi + what.lost_components.io;
+  CHECK(lost_parts == Approx(result.primary.lost_percent).epsilon(0.05));
+  CHECK(what.lost_components.io >= 0.9 * lost_parts);
   // Every rank as slow: no rank to compare with, nothing measured.
   set_cells(run, Quantized::io_time, [](std::size_t, std::size_t s) { return s == 0 ? 2.0 : 0.0; });
-  CHECK(analyze_run(run, quick_parameters()).segment_lost_s[0] < 1e-3);
+  CHECK(analyze_run(run, quick_parameters()).primary.segment_lost_s[0] < 1e-3);
   // Rank 1 read more than the others: its time is its own.
   set_cells(run, Quantized::io_time, io);
   FeatureVector more = reading;
@@ -129,7 +135,7 @@ TEST_CASE("a slow read of the input on one rank, in a segment of no group, again
   run.detail.signatures.push_back(more);
   run.detail.signature_index[1 * run.detail.segments] =
       static_cast<std::uint32_t>(run.detail.signatures.size() - 1) - run.detail.signature_offset[1];
-  CHECK(analyze_run(run, quick_parameters()).segment_lost_s[0] < 1e-3);
+  CHECK(analyze_run(run, quick_parameters()).primary.segment_lost_s[0] < 1e-3);
 }
 
 TEST_CASE("two ranks waiting for a CPU in turn: their time off the CPU adds up, up to the segment's excess",
@@ -150,12 +156,12 @@ TEST_CASE("two ranks waiting for a CPU in turn: their time off the CPU adds up, 
   // Without run-queue evidence rank 0's time off the CPU fell in its slack.
   const RunAnalysis sleeping = analyze_run(run, quick_parameters());
   REQUIRE(sleeping.estimate_possible);
-  CHECK(sleeping.measured_delay_s == Approx(50 * 0.004).epsilon(0.05));
+  CHECK(sleeping.primary.evidence.measured_delay_s == Approx(50 * 0.004).epsilon(0.05));
   for (RankInfo& rank : run.ranks) rank.run_queue_delay_s = 0.2;  // of 0.2 s off the CPU
   const RunAnalysis waiting = analyze_run(run, quick_parameters());
-  CHECK(waiting.waiting_ranks == 4);  // ranks 2 and 3: never off the CPU
-  CHECK(waiting.lost_percent == Approx(truth).margin(0.5));
-  for (const std::size_t s : delayed) CHECK(waiting.segment_lost_s[s] <= run.segments.duration_s[s]);
+  CHECK(waiting.primary.waiting_ranks == 4);  // ranks 2 and 3: never off the CPU
+  CHECK(waiting.primary.lost_percent == Approx(truth).margin(0.5));
+  for (const std::size_t s : delayed) CHECK(waiting.primary.segment_lost_s[s] <= run.segments.duration_s[s]);
 }
 
 TEST_CASE("a write stalled on every segment of a group, against a rank that wrote the same or more", "[analysis]") {
@@ -182,11 +188,11 @@ TEST_CASE("a write stalled on every segment of a group, against a rank that wrot
   set_cells(run, Quantized::io_time, io(0.003));
   const RunAnalysis result = analyze_run(run, quick_parameters());
   REQUIRE(result.estimate_possible);
-  CHECK(result.io_peer_excess_s == Approx(200 * 0.0028).epsilon(0.02));
-  CHECK(result.lost_percent == Approx(100.0 * 200 * 0.0028 / run.meta.run_time_s).margin(1.0));
+  CHECK(result.primary.evidence.io_peer_excess_s == Approx(200 * 0.0028).epsilon(0.02));
+  CHECK(result.primary.lost_percent == Approx(100.0 * 200 * 0.0028 / run.meta.run_time_s).margin(1.0));
   // 3 times as long: the spread of one file system, not a stall.
   set_cells(run, Quantized::io_time, io(0.0006));
-  CHECK(analyze_run(run, quick_parameters()).io_peer_excess_s == 0.0);
+  CHECK(analyze_run(run, quick_parameters()).primary.evidence.io_peer_excess_s == 0.0);
   // Rank 1 writes another file, a quarter of rank 2's writes and bytes, in
   // 3 ms: at rank 2's speed it takes at most rank 2's time (one file each).
   FeatureVector smaller = writing;
@@ -194,5 +200,5 @@ TEST_CASE("a write stalled on every segment of a group, against a rank that wrot
   smaller[tremor::index(Feature::io_bytes_written)] = 16384;
   run.detail.signatures[run.detail.signature_offset[1]] = smaller;
   set_cells(run, Quantized::io_time, io(0.003));
-  CHECK(analyze_run(run, quick_parameters()).io_peer_excess_s == Approx(200 * 0.0028).epsilon(0.02));
+  CHECK(analyze_run(run, quick_parameters()).primary.evidence.io_peer_excess_s == Approx(200 * 0.0028).epsilon(0.02));
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -83,6 +84,63 @@ TEST_CASE("text report: header first, key sentence, sections, <= 80 columns", "[
   CHECK_THAT(text, Catch::Contains("Stragglers"));
   CHECK_THAT(text, Catch::Contains("pwm-internode"));
   CHECK(text.find("nan") == std::string::npos);
+  // The headline (one time per size, its method and why) leads the table of all methods.
+  std::string unwrapped = text;  // wrapped lines continue after "\n  "
+  for (std::size_t at; (at = unwrapped.find("\n  ")) != std::string::npos;) unwrapped.replace(at, 3, " ");
+  const std::size_t headline = unwrapped.find("Predicted run time (95 % prediction interval for one run), method " +
+                                              result.prediction_headline.method + ": ");
+  REQUIRE(headline != std::string::npos);
+  CHECK(headline < unwrapped.find("All methods (s)"));
+}
+
+TEST_CASE("a warning raised per group is one line per kind, its cases kept in the JSON and /analysis", "[report]") {
+  // 12 groups of 40 heavy-tailed maxima (GEV k = -0.8 quantiles): MOM cannot
+  // follow such a tail, so PWM and MOM disagree in every group.
+  SyntheticSpec spec;
+  spec.groups.clear();
+  for (int g = 0; g < 12; ++g) spec.groups.push_back({1e6 * std::pow(1.5, g), 0.010 * (1 + g), 40});
+  for (int j = 0; j < 40; ++j) {
+    const double p = (j * 17 % 40 + 0.5) / 40.0;
+    spec.relative_pattern.push_back(0.02 * (1.0 - std::pow(-std::log(p), -0.8)) / -0.8);
+  }
+  const RunData run = tremor::test::synthetic_run(spec);
+  const RunAnalysis result = analyze_run(run, AnalysisParameters{});
+  const std::size_t disagreeing = static_cast<std::size_t>(
+      std::count_if(result.groups.begin(), result.groups.end(), [](const GroupResult& g) { return g.fits_disagree; }));
+  REQUIRE(disagreeing > 4);
+  const auto warning = std::find_if(result.warnings.begin(), result.warnings.end(),
+                                    [](const Warning& w) { return w.code == "fit_disagreement"; });
+  REQUIRE(warning != result.warnings.end());
+  CHECK(std::count_if(result.warnings.begin(), result.warnings.end(),
+                      [](const Warning& w) { return w.code == "fit_disagreement"; }) == 1);
+  REQUIRE(warning->cases.size() == disagreeing);
+  for (std::size_t i = 1; i < warning->cases.size(); ++i)
+    CHECK(warning->cases[i - 1].severity >= warning->cases[i].severity);  // worst first
+  CHECK_THAT(warning->message, Catch::Contains("disagree in " + std::to_string(disagreeing) + " groups"));
+  CHECK_THAT(warning->message, Catch::Contains("Worst: " + warning->cases[0].subject + " ("));
+  CHECK_THAT(warning->message, Catch::Contains("; " + std::to_string(disagreeing - 3) + " more."));
+
+  const std::string text = render_text_report(run, result, "run.h5");
+  std::size_t lines = 0;
+  for (std::size_t at = text.find("\n- PWM and MOM"); at != std::string::npos;
+       at = text.find("\n- PWM and MOM", at + 1))
+    ++lines;
+  CHECK(lines == 1);
+  CHECK(text.find("Group 0:") == std::string::npos);
+
+  const nlohmann::json json = report_json(run, result, "run.h5");
+  const auto entry = std::find_if(json["warnings"].begin(), json["warnings"].end(),
+                                  [](const nlohmann::json& w) { return w["code"] == "fit_disagreement"; });
+  REQUIRE(entry != json["warnings"].end());
+  CHECK((*entry)["count"] == disagreeing);
+  REQUIRE((*entry)["cases"].size() == disagreeing);
+  const nlohmann::json& worst = (*entry)["cases"][0];
+  CHECK(worst["subject"] == warning->cases[0].subject);
+  for (const char* key : {"group", "segments", "k_pwm", "k_mom", "apart_percent_of_run"}) {
+    INFO(key);
+    CHECK(worst["values"].contains(key));
+  }
+  CHECK(result.groups[worst["values"]["group"].get<std::size_t>()].fits_disagree);
 }
 
 TEST_CASE("JSON report carries the documented fields", "[report]") {
@@ -103,11 +161,21 @@ TEST_CASE("JSON report carries the documented fields", "[report]") {
   CHECK(json["groups"].size() == 2);
   CHECK(json["predictions"].size() == 15);  // 5 methods x 3 factors
   for (const auto& prediction : json["predictions"]) {
-    for (const char* key :
-         {"method", "factor", "processes", "median_s", "ci_low_s", "ci_high_s", "variance_inflation"}) {
+    for (const char* key : {"method", "factor", "processes", "median_s", "ci_low_s", "ci_high_s", "pi_low_s",
+                            "pi_high_s", "variance_inflation"}) {
       CHECK(prediction.contains(key));
     }
     CHECK(prediction["variance_inflation"].get<double>() >= 1.0);
+    CHECK(prediction["pi_low_s"].get<double>() < prediction["pi_high_s"].get<double>());
+  }
+  const nlohmann::json& headline = json["prediction_headline"];
+  REQUIRE(headline.is_object());
+  CHECK(headline["method"] == result.prediction_headline.method);
+  CHECK(headline["predictions"].size() == 3);
+  for (const auto& row : headline["predictions"]) CHECK(row["method"] == headline["method"]);
+  for (const auto& warning : json["warnings"]) {
+    CHECK(warning.contains("count"));
+    CHECK(warning["cases"].is_array());
   }
 }
 
@@ -140,6 +208,11 @@ TEST_CASE("report_run writes /analysis and the reserved JSON, tremor analyze agr
   CHECK(H5Lexists(file, "/analysis/segments", H5P_DEFAULT) > 0);
   CHECK(H5Lexists(file, "/analysis/predictions", H5P_DEFAULT) > 0);
   CHECK(H5Lexists(file, "/analysis/predictions/variance_inflation", H5P_DEFAULT) > 0);
+  CHECK(H5Lexists(file, "/analysis/predictions/pi_low_s", H5P_DEFAULT) > 0);
+  CHECK(H5Lexists(file, "/analysis/predictions/pi_high_s", H5P_DEFAULT) > 0);
+  CHECK(H5Aexists_by_name(file, "/analysis/predictions", "headline_method", H5P_DEFAULT) > 0);
+  CHECK(H5Lexists(file, "/analysis/warnings/count", H5P_DEFAULT) > 0);
+  CHECK(H5Lexists(file, "/analysis/warnings/cases", H5P_DEFAULT) > 0);
   CHECK(H5Lexists(file, "/analysis/report_json", H5P_DEFAULT) > 0);
   H5Fclose(file);
 

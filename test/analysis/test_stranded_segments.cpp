@@ -41,8 +41,8 @@ TEST_CASE("a segment stranded just past its group's work edge is charged as its 
     const RunData run = run_with_work(0.87, cpu_time);  // 15 % below the group: its own cluster
     const RunAnalysis result = analyze_run(run, quick_parameters());
     REQUIRE(result.estimate_possible);
-    CHECK(result.segment_primary_group[kDelayed] >= 0);
-    CHECK(result.segment_lost_s[kDelayed] == Approx(kDelayS).epsilon(0.05));
+    CHECK(result.primary.segment_primary_group[kDelayed] >= 0);
+    CHECK(result.primary.segment_lost_s[kDelayed] == Approx(kDelayS).epsilon(0.05));
     // The paper's rule sees it in no usable group.
     CHECK(result.segment_mad4_impact_s[kDelayed] == 0.0);
   }
@@ -52,16 +52,16 @@ TEST_CASE("a segment far from every group stays apart", "[analysis][primary]") {
   const RunData run = run_with_work(0.6, true);  // 67 % below: beyond two thresholds
   const RunAnalysis result = analyze_run(run, quick_parameters());
   REQUIRE(result.estimate_possible);
-  CHECK(result.segment_primary_group[kDelayed] == -1);
-  CHECK(result.segment_lost_s[kDelayed] < 0.1 * kDelayS);  // nothing measured on it
+  CHECK(result.primary.segment_primary_group[kDelayed] == -1);
+  CHECK(result.primary.segment_lost_s[kDelayed] < 0.1 * kDelayS);  // nothing measured on it
 }
 
 TEST_CASE("a heavier stranded segment joins only where its extra CPU time is taken off", "[analysis][primary]") {
   // 15 % more work: with instructions counted, more work is not told from a
   // delay; with CPU time, the extra 0.15 ms is taken off its duration.
   const RunAnalysis instructions = analyze_run(run_with_work(1.15, false), quick_parameters());
-  CHECK(instructions.segment_primary_group[kDelayed] == -1);
+  CHECK(instructions.primary.segment_primary_group[kDelayed] == -1);
   const RunAnalysis cpu_time = analyze_run(run_with_work(1.15, true), quick_parameters());
-  CHECK(cpu_time.segment_primary_group[kDelayed] >= 0);
-  CHECK(cpu_time.segment_lost_s[kDelayed] == Approx(kDelayS - 0.15e-3).epsilon(0.05));
+  CHECK(cpu_time.primary.segment_primary_group[kDelayed] >= 0);
+  CHECK(cpu_time.primary.segment_lost_s[kDelayed] == Approx(kDelayS - 0.15e-3).epsilon(0.05));
 }

@@ -25,8 +25,9 @@ never the estimate). A campaign whose misses all fell on runs measured busy
 is run once more (logged); missing there on busy runs again skips the test
 (exit 77); a miss on a run measured quiet fails it.
 scale: predictions exist at every requested size, are finite with
-ci_low <= median <= ci_high, and each method's median does not decrease with
-the scale factor; every target size has actual runs compared with them;
+ci_low <= median <= ci_high and pi_low < median < pi_high, every base run has
+a headline method, and each method's median does not decrease with the scale
+factor; every target size has actual runs compared with them;
 coverage.csv/.md and the plot exist. With --reanalyse SOURCE (re-scoring a
 finished campaign), runs.csv must be SOURCE's and predictions.csv must equal
 SOURCE's: the offline re-analysis of the base files reproduces the in-run one.
@@ -245,7 +246,7 @@ def check_scale(out, argv):
     if source:
         same_rows(os.path.join(out, "runs.csv"), os.path.join(source, "runs.csv"), {"wall_s", "run_time_s"})
         same_rows(os.path.join(out, "predictions.csv"), os.path.join(source, "predictions.csv"),
-                  {"factor", "processes", "median_s", "ci_low_s", "ci_high_s"})
+                  {"factor", "processes", "median_s", "ci_low_s", "ci_high_s", "pi_low_s", "pi_high_s"})
     predictions = read_csv(os.path.join(out, "predictions.csv"))
     if not predictions:
         fail("no predictions in predictions.csv")
@@ -260,6 +261,11 @@ def check_scale(out, argv):
             fail(f"non-finite prediction: {p}")
         if not low <= median <= high:
             fail(f"interval does not contain its median: {p}")
+        pi_low, pi_high = float(p["pi_low_s"] or "nan"), float(p["pi_high_s"] or "nan")
+        if not pi_low < median < pi_high:
+            fail(f"prediction interval does not contain the median: {p}")
+        if not p["headline_method"]:
+            fail(f"base run without a headline method: {p}")
         if int(p["processes"]) != base * int(p["factor"]):
             fail(f"processes != base × factor: {p}")
         by_method.setdefault((p["workload"], p["repetition"], p["method"]), []).append((int(p["factor"]), median))

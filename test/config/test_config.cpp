@@ -1,7 +1,8 @@
 // The configuration table: defaults, valid values, and one clear message per
 // bad value with the default kept.
-#include <catch2/catch.hpp>
+#include <sys/stat.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -38,7 +39,8 @@ TEST_CASE("valid values are used") {
                                                        {"TREMOR_SEED", "18446744073709551615"},
                                                        {"TREMOR_ENABLE", "off"},
                                                        {"TREMOR_MIN_GROUP", "7"},
-                                                       {"TREMOR_SPILL_INTERVAL", "0.25"}}));
+                                                       {"TREMOR_SPILL_INTERVAL", "0.25"},
+                                                       {"TREMOR_FINALIZE_LIMIT", "2.5"}}));
   CHECK(result.messages.empty());
   CHECK(result.config.mad_factor == 3.5);
   CHECK(result.config.scales == std::vector<double>{2.0, 16.0, 1.5});
@@ -47,6 +49,8 @@ TEST_CASE("valid values are used") {
   CHECK_FALSE(result.config.enabled);
   CHECK(result.config.min_group == 7);
   CHECK(result.config.spill_interval_s == 0.25);
+  CHECK(result.config.finalize_limit_s == 2.5);
+  CHECK(tremor::load_config(environment({{"TREMOR_FINALIZE_LIMIT", "off"}})).config.finalize_limit_s < 0);
   CHECK(tremor::load_config(environment({{"TREMOR_SPILL_INTERVAL", "off"}})).config.spill_interval_s < 0);
   CHECK(tremor::load_config(environment({{"TREMOR_SPILL_INTERVAL", "0"}})).config.spill_interval_s == 0.0);
 }
@@ -67,6 +71,7 @@ TEST_CASE("each bad value gets one message naming it and keeps the default") {
       {"TREMOR_DETAIL_RANKS", {"0", "65537"}},
       {"TREMOR_COUNTERS", {std::string("PAPI_TOT_INS\n")}},
       {"TREMOR_SPILL_INTERVAL", {"", "-1", "86401", "OFF", "1s", "nan"}},
+      {"TREMOR_FINALIZE_LIMIT", {"", "0", "-1", "86401", "60s", "inf"}},
   };
   for (const auto& [name, values] : bad) {
     for (const auto& value : values) {
@@ -95,4 +100,41 @@ TEST_CASE("TREMOR_CONFIG file values, overridden by the environment") {
   const auto missing = tremor::load_config(environment({{"TREMOR_CONFIG", "/nonexistent/tremor.conf"}}));
   REQUIRE(missing.messages.size() == 1);
   CHECK(missing.messages[0].find("TREMOR_CONFIG") != std::string::npos);
+}
+
+TEST_CASE("TREMOR_CONFIG reads only a regular file of at most 1 MiB, with one message otherwise") {
+  const std::string fifo = "tremor_config_test.fifo";
+  std::remove(fifo.c_str());
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string big = "tremor_config_test_big.conf";
+  {
+    std::ofstream out(big);
+    out << "TREMOR_MIN_GROUP=9\n" << std::string(tremor::kMaxConfigFileBytes, '#') << '\n';
+  }
+  // A FIFO with no writer would block the open and then the read forever (in
+  // MPI_Init); /dev/zero would never end; neither is read, nor is a directory.
+  for (const std::string& path : {fifo, std::string("/dev/zero"), std::string("."), big}) {
+    const auto result = tremor::load_config(environment({{"TREMOR_CONFIG", path}}));
+    INFO(path);
+    REQUIRE(result.messages.size() == 1);
+    CHECK(result.messages[0].find("TREMOR_CONFIG='" + path + "'") == 0);
+    const bool too_large = path == big;
+    CHECK(result.messages[0].find(too_large ? "is larger than 1 MiB" : "is not a regular file") != std::string::npos);
+    CHECK(result.config.min_group == tremor::Config{}.min_group);
+  }
+  std::remove(fifo.c_str());
+  std::remove(big.c_str());
+}
+
+TEST_CASE("TREMOR_CONFIG file of exactly the limit is read") {
+  const std::string path = "tremor_config_test_limit.conf";
+  {
+    const std::string setting = "TREMOR_MIN_GROUP=9\n";
+    std::ofstream out(path);
+    out << setting << std::string(tremor::kMaxConfigFileBytes - setting.size() - 1, '#') << '\n';
+  }
+  const auto result = tremor::load_config(environment({{"TREMOR_CONFIG", path}}));
+  CHECK(result.messages.empty());
+  CHECK(result.config.min_group == 9);
+  std::remove(path.c_str());
 }

@@ -18,16 +18,16 @@ const char* lookup(const char* name) {
 
 TEST_CASE("defaults leave injection off") {
   g_environment.clear();
-  const ParseResult result = parse_config(&lookup, 0);
+  const ParseResult result = parse_config(&lookup, 0, 4);
   REQUIRE(result.ok);
   CHECK_FALSE(result.config.injecting());
   CHECK_FALSE(result.config.has_window());
   CHECK(result.config.probability == 0.01);
   CHECK(result.config.families == kAllFamilies);
   g_environment["TREMOR_INJECT_MEAN_US"] = "250";
-  CHECK(parse_config(&lookup, 0).config.injecting());
+  CHECK(parse_config(&lookup, 0, 4).config.injecting());
   g_environment["TREMOR_INJECT_PROBABILITY"] = "0";
-  CHECK_FALSE(parse_config(&lookup, 0).config.injecting());
+  CHECK_FALSE(parse_config(&lookup, 0, 4).config.injecting());
 }
 
 TEST_CASE("every setting has a name, a default and a meaning") {
@@ -89,7 +89,7 @@ TEST_CASE("numbers are validated") {
 
 TEST_CASE("a bad value names the variable and disables injection") {
   g_environment = {{"TREMOR_INJECT_MEAN_US", "100"}, {"TREMOR_INJECT_MODE", "nap"}};
-  const ParseResult result = parse_config(&lookup, 0);
+  const ParseResult result = parse_config(&lookup, 0, 4);
   CHECK_FALSE(result.ok);
   CHECK(result.error.find("TREMOR_INJECT_MODE='nap'") != std::string::npos);
   CHECK(result.error.find("disabled") != std::string::npos);
@@ -97,33 +97,33 @@ TEST_CASE("a bad value names the variable and disables injection") {
 
 TEST_CASE("time window") {
   g_environment = {{"TREMOR_INJECT_AFTER_S", "2"}, {"TREMOR_INJECT_FOR_S", "inf"}};
-  ParseResult result = parse_config(&lookup, 0);
+  ParseResult result = parse_config(&lookup, 0, 4);
   REQUIRE(result.ok);
   CHECK(result.config.has_window());
   CHECK_FALSE(result.config.has_end);
   g_environment = {{"TREMOR_INJECT_FOR_S", "1.5"}};
-  result = parse_config(&lookup, 0);
+  result = parse_config(&lookup, 0, 4);
   REQUIRE(result.ok);
   CHECK(result.config.has_end);
   CHECK(result.config.for_s == 1.5);
   g_environment = {{"TREMOR_INJECT_FOR_S", "0"}};
-  CHECK_FALSE(parse_config(&lookup, 0).ok);
+  CHECK_FALSE(parse_config(&lookup, 0, 4).ok);
 }
 
 TEST_CASE("a slowdown injects on its own, on the selected ranks only") {
   g_environment = {{"TREMOR_INJECT_SLOWDOWN", "0.25"}, {"TREMOR_INJECT_PROBABILITY", "0"}};
-  ParseResult result = parse_config(&lookup, 0);
+  ParseResult result = parse_config(&lookup, 0, 4);
   REQUIRE(result.ok);
   CHECK(result.config.slowdown == 0.25);
   CHECK_FALSE(result.config.random_delays());
   CHECK(result.config.injecting());
   g_environment = {{"TREMOR_INJECT_SLOWDOWN", "0.25"}, {"TREMOR_INJECT_RANKS", "1"}};
-  CHECK_FALSE(parse_config(&lookup, 0).config.injecting());
-  CHECK(parse_config(&lookup, 1).config.injecting());
+  CHECK_FALSE(parse_config(&lookup, 0, 4).config.injecting());
+  CHECK(parse_config(&lookup, 1, 4).config.injecting());
   for (const char* bad : {"-0.1", "101", "slow", "nan"}) {
     INFO(bad);
     g_environment = {{"TREMOR_INJECT_SLOWDOWN", bad}};
-    CHECK_FALSE(parse_config(&lookup, 0).ok);
+    CHECK_FALSE(parse_config(&lookup, 0, 4).ok);
   }
 }
 
@@ -160,9 +160,38 @@ TEST_CASE("every bad value is named in the one message") {
     INFO(name << "=" << value);
     g_environment = {{"TREMOR_INJECT_MEAN_US", "100"}};
     g_environment[name] = value;
-    const ParseResult result = parse_config(&lookup, 0);
+    const ParseResult result = parse_config(&lookup, 0, 4);
     CHECK_FALSE(result.ok);
     CHECK(result.error.find(name + "='" + value + "'") != std::string::npos);
     CHECK(result.error.find('\n') == std::string::npos);
   }
+}
+
+TEST_CASE("TREMOR_INJECT_RANKS may name only ranks of the run") {
+  for (const char* ranks : {"1", "0-1", "all", "1,0"}) {
+    INFO(ranks);
+    g_environment = {{"TREMOR_INJECT_MEAN_US", "250"}, {"TREMOR_INJECT_RANKS", ranks}};
+    CHECK(parse_config(&lookup, 0, 2).ok);
+  }
+  for (const auto& [ranks, largest] : {std::pair{"99", "99"}, std::pair{"0-5", "5"}, std::pair{"0,2", "2"}}) {
+    INFO(ranks);
+    g_environment = {{"TREMOR_INJECT_MEAN_US", "250"}, {"TREMOR_INJECT_RANKS", ranks}};
+    const ParseResult result = parse_config(&lookup, 1, 2);
+    CHECK_FALSE(result.ok);
+    CHECK(result.error.find(std::string("TREMOR_INJECT_RANKS='") + ranks + "' names rank " + largest +
+                            ", but this run has 2 processes (ranks 0-1)") != std::string::npos);
+  }
+}
+
+TEST_CASE("a bad value with control characters or of any length stays one short line") {
+  g_environment = {{"TREMOR_INJECT_MODE", "nap\nnow\r"}};
+  ParseResult result = parse_config(&lookup, 0, 2);
+  CHECK_FALSE(result.ok);
+  CHECK(result.error.find("TREMOR_INJECT_MODE='nap?now?'") != std::string::npos);
+  CHECK(result.error.find('\n') == std::string::npos);
+  g_environment = {{"TREMOR_INJECT_CALLS", std::string(5000, 'x')}};
+  result = parse_config(&lookup, 0, 2);
+  CHECK_FALSE(result.ok);
+  CHECK(result.error.find(std::string(80, 'x') + "...'") != std::string::npos);
+  CHECK(result.error.size() < 400);
 }

@@ -12,9 +12,11 @@ import glob
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
+import time
 
 import h5py
 import numpy as np
@@ -423,6 +425,37 @@ def check_quiet(f, args):
         fail(f"the excess over each group's fastest segment ({wrong:.2f} %) is below the floor", timing=True)
 
 
+def check_oversubscribed_clean(f, args):
+    """Ranks outnumbering the CPUs, nothing else running: the ranks' turns are
+    the job's own cost, never interference. The test decides itself that the
+    run was oversubscribed (its ranks against this process's CPUs) and whether
+    anything else ran (the machine's busy CPU time beyond the job's own, from
+    /proc/stat and the job's rusage: the ranks' run-queue delay is their own
+    turns here, so it cannot say); only the figure it checks is Tremor's."""
+    cpus = len(os.sched_getaffinity(0))
+    if int(args["np"]) <= cpus:
+        fail(f"{args['np']} ranks on {cpus} CPUs is not oversubscribed: give --np above the CPU count")
+    others, quiet_share = args["other_cpu_share"], float(args.get("quiet_share", "0.05"))
+    report = report_of(f)
+    estimate, klass = report["interference_percent"], report["class"]
+    print(f"{args['np']} ranks on {cpus} CPUs: {estimate:.2f} % ({klass}); other processes took "
+          f"{100 * others:.1f} % of the CPUs")
+    if klass == "high" or estimate > float(args.get("ceiling_pct", "7.5")):
+        error = TimingCheckFailed(f"a clean oversubscribed run read {estimate:.2f} % ({klass})")
+        error.busy = others > quiet_share
+        error.machine = (f"other processes took {100 * others:.1f} % of the CPUs "
+                         f"(busy above {100 * quiet_share:.0f} %)")
+        raise error
+
+
+def busy_cpu_seconds():
+    """CPU time the whole machine spent busy so far (/proc/stat, all CPUs), s."""
+    with open("/proc/stat") as handle:
+        fields = [int(x) for x in handle.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def check_offline(f, args):
     """`tremor analyze --json FILE` reproduces the in-process JSON exactly."""
     result = subprocess.run([args["tremor"], "analyze", "--json", f.filename], capture_output=True, text=True)
@@ -445,7 +478,8 @@ def check_offline(f, args):
 
 
 CHECKS = {"switch_records": lambda f, args: check_switch_records(f, args, args.get("source", "cputime")),
-          "work": check_work, "planted": check_planted, "quiet": check_quiet, "offline": check_offline, "fortran": check_fortran, "stacked": check_stacked, "bsp": check_bsp, "segments": check_segments, "io": check_io, "sde": check_sde, "schema": check_schema}
+          "work": check_work, "planted": check_planted, "quiet": check_quiet, "offline": check_offline, "fortran": check_fortran, "stacked": check_stacked, "bsp": check_bsp, "segments": check_segments, "io": check_io, "sde": check_sde, "schema": check_schema,
+          "oversubscribed_clean": check_oversubscribed_clean}
 
 
 def busy_ms(checks, run_time_s):
@@ -476,7 +510,13 @@ def main():
 def run_job(opts, program, out):
     env = dict(os.environ, TREMOR_OUTPUT_DIR=out, LD_PRELOAD=opts.preload, TREMOR_REPORT="none")
     env.update(kv.split("=", 1) for kv in opts.env)
+    busy_before, wall_before = busy_cpu_seconds(), time.monotonic()
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     result, load = run_preloaded_measured(mpi_command(opts.launcher, opts.np, program), env, timeout=300)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    job_cpu = (children.ru_utime - children_before.ru_utime) + (children.ru_stime - children_before.ru_stime)
+    capacity = (time.monotonic() - wall_before) * (os.cpu_count() or 1)
+    other_cpu_share = max(0.0, busy_cpu_seconds() - busy_before - job_cpu) / capacity if capacity > 0 else 0.0
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
     if result.returncode != 0:
@@ -485,7 +525,8 @@ def run_job(opts, program, out):
     if len(files) != 1:
         fail(f"expected one run file in {out}, found {files}")
     args = dict(kv.split("=", 1) for kv in opts.arg)
-    args.update(np=opts.np, stderr=result.stderr, stdout=result.stdout, load=load, checks=opts.check)
+    args.update(np=opts.np, stderr=result.stderr, stdout=result.stdout, load=load, checks=opts.check,
+                other_cpu_share=other_cpu_share)
     return files[0], args
 
 
@@ -498,8 +539,9 @@ def run_and_check(opts, program):
                     CHECKS[check](f, args)
             except TimingCheckFailed as error:
                 run_time_s = float(f.attrs["run_time_s"])
-                error.busy = machine_ms(args) > busy_ms(opts.check, run_time_s)
-                error.machine = args["load"].describe(run_time_s)
+                if getattr(error, "busy", None) is None:  # a check may measure its own busy machine
+                    error.busy = machine_ms(args) > busy_ms(opts.check, run_time_s)
+                    error.machine = args["load"].describe(run_time_s)
                 raise
             return args["load"].describe(float(f.attrs["run_time_s"]))
 

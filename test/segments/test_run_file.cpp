@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <functional>
 #include <hdf5.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -112,10 +113,10 @@ void delete_link(const fs::path& file, const char* path) {
 
 TEST_CASE("write_run -> read_run round trip preserves every field", "[hdf5]") {
   TempDir dir;
-  for (auto [ranks, segments] : {std::pair{3, 7}, std::pair{4, 5000}, std::pair{0, 0}}) {
+  for (auto [ranks, segments] : {std::pair{3, 7}, std::pair{4, 5000}, std::pair{3, 0}}) {
     INFO("ranks " << ranks << " segments " << segments);
     const RunData run = tremor::test::sample_run(static_cast<std::size_t>(ranks), static_cast<std::size_t>(segments));
-    const fs::path file = dir.path() / ("run-" + std::to_string(ranks) + ".h5");
+    const fs::path file = dir.path() / ("run-" + std::to_string(ranks) + "-" + std::to_string(segments) + ".h5");
     std::string error;
     REQUIRE(tremor::write_run(file, run, error));
     const auto back = tremor::read_run(file, error);
@@ -123,6 +124,60 @@ TEST_CASE("write_run -> read_run round trip preserves every field", "[hdf5]") {
     REQUIRE(back.has_value());
     require_equal(run, *back);
   }
+}
+
+TEST_CASE("validate_run names the dataset, index and rule of the first value out of range", "[hdf5]") {
+  const RunData valid = tremor::test::sample_run(4, 20);
+  std::string error;
+  REQUIRE(tremor::validate_run(valid, error));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  using Edit = std::function<void(RunData&)>;
+  const std::vector<std::pair<Edit, std::string>> cases = {
+      {[](RunData& r) { r.meta.world_size = 0; }, "root attribute 'world_size' = 0: a run has at least 1 process"},
+      {[](RunData& r) { r.meta.node_count = 5; }, "root attribute 'node_count' = 5: must be between 1 and world_size"},
+      {[](RunData& r) { r.meta.run_time_s = -5.0; }, "root attribute 'run_time_s' = -5: must be finite and >= 0"},
+      {[&](RunData& r) { r.meta.end_time_unix = inf; }, "root attribute 'end_time_unix' = inf"},
+      {[](RunData& r) { r.ranks[2].rank = 7; }, "/ranks/rank[2] = 7: rank ids must be 0, 1, ... in order"},
+      {[](RunData& r) { r.ranks[3].node_id = -1; }, "/ranks/node_id[3] = -1: must be in [0, node_count = 2)"},
+      {[](RunData& r) { r.ranks[0].local_rank = 4; }, "/ranks/local_rank[0] = 4"},
+      {[&](RunData& r) { r.ranks[0].slept_s = -inf; }, "/ranks/slept_s[0] = -inf"},
+      {[&](RunData& r) { r.global_bins[1][2].min = nan; }, "/bins/mpi_time/value[2] = nan"},
+      {[&](RunData& r) { r.segments.duration_s[7] = nan; }, "/segments/duration_s[7] = nan: must be finite and >= 0"},
+      {[](RunData& r) { r.segments.work[3] = -1.0; }, "/segments/work[3] = -1"},
+      {[&](RunData& r) { r.segments.late_wait_s[19] = inf; }, "/segments/late_wait_s[19] = inf"},
+      {[](RunData& r) { r.segments.late_rank[5] = 4; },
+       "/segments/late_rank[5] = 4: must be a rank in [0, world_size = 4)"},
+      {[](RunData& r) { r.segments.closing_call[6] = 3; }, "/segments/closing_call[6] = 3: must index /call_names"},
+      {[](RunData& r) {
+         r.detail.ranks = {0, 2, 2};
+       },
+       "/detail/ranks[2] = 2: must be ascending ranks"},
+      {[&](RunData& r) { r.raw_totals[1][0] = nan; }, "/totals/duration[1] = nan"},
+      {[](RunData& r) { r.injection[1].rank = 9; }, "/injection/rank[1] = 9: must be in [0, world_size)"},
+      {[&](RunData& r) { r.injection[0].spent_us = nan; }, "/injection/spent_us[0] = nan"},
+      {[](RunData& r) { r.injection[0].segment = -2; }, "/injection/segment[0] = -2"},
+  };
+  for (const auto& [edit, expected] : cases) {
+    RunData run = valid;
+    edit(run);
+    INFO(expected);
+    CHECK_FALSE(tremor::validate_run(run, error));
+    CHECK(error.find(expected) != std::string::npos);
+  }
+  // -1 is an unknown late rank (and NaN an unmeasured run-queue delay): valid.
+  RunData unknown = valid;
+  unknown.segments.late_rank[0] = -1;
+  unknown.ranks[0].run_queue_delay_s = nan;
+  CHECK(tremor::validate_run(unknown, error));
+  // read_run applies the rules to what it reads.
+  TempDir dir;
+  const fs::path file = dir.path() / "nan.h5";
+  RunData bad = valid;
+  bad.segments.duration_s[7] = nan;
+  REQUIRE(tremor::write_run(file, bad, error));
+  CHECK_FALSE(tremor::read_run(file, error));
+  CHECK(error.find("/segments/duration_s[7] = nan") != std::string::npos);
 }
 
 TEST_CASE("a schema-1 run file (before off_cpu_time) is still read, that metric as 0", "[hdf5]") {

@@ -41,7 +41,7 @@ parser.add_argument("--app", required=True)
 parser.add_argument("--calibrate", type=int, default=0, metavar="N")
 options = parser.parse_args()
 
-BAD_INPUT = 2
+USAGE, BAD_INPUT = 1, 2  # estimators/cli/exit_codes.hpp
 # The noise between identical runs, from a quiet calibration: the clean runs
 # of the kinds campaigns of the same demo on the idle 2-core Debian 12 VM
 # (docs/validation/kinds{,-check,-nine}/demo, 2026-11-25/26, 15 runs in 3
@@ -232,26 +232,29 @@ def measure_and_compare(folder):
             for prediction in predictions:
                 check(prediction["from"] == "single" and prediction["to"] == "base" and prediction["processes"] == 2,
                       f"single: prediction from single to base at 2 processes: {prediction}")
-                inside = prediction["ci_low_s"] <= prediction["actual_s"] <= prediction["ci_high_s"]
-                check(prediction["inside"] == inside, f"single: 'inside' matches the interval: {prediction}")
+                inside = prediction["pi_low_s"] <= prediction["actual_s"] <= prediction["pi_high_s"]
+                check(prediction["inside"] == inside, f"single: 'inside' matches the prediction interval: {prediction}")
+                inside_ci = prediction["ci_low_s"] <= prediction["actual_s"] <= prediction["ci_high_s"]
+                check(prediction["inside_ci"] == inside_ci, f"single: 'inside_ci' matches the CI: {prediction}")
             check(report["runs"][1]["processes"] == 2 and report["runs"][0]["processes"] == 1, "process counts")
     return base
 
 
 def check_bad_input(base):
-    """Bad input: a clear message and exit 2, nothing on stdout."""
+    """Bad input: a clear message and exit 2 (fewer than two files: a usage
+    error, exit 1), nothing on stdout."""
     not_a_run = os.path.join(options.directory, "not_a_run.h5")
     with open(not_a_run, "w", encoding="utf-8") as handle:
         handle.write("this is not HDF5\n")
     missing = os.path.join(options.directory, "missing.h5")
-    for arguments, message in [
-        ([base or not_a_run, missing], "missing.h5: not a readable Tremor run file"),
-        ([base or not_a_run, not_a_run], "not_a_run.h5: not a readable Tremor run file"),
-        ([base or not_a_run], "give at least two run files"),
-        ([], "give at least two run files"),
+    for arguments, message, status in [
+        ([base or not_a_run, missing], "missing.h5: not a readable Tremor run file", BAD_INPUT),
+        ([base or not_a_run, not_a_run], "not_a_run.h5: not a readable Tremor run file", BAD_INPUT),
+        ([base or not_a_run], "give at least two run files", USAGE),
+        ([], "give at least two run files", USAGE),
     ]:
         result = compare(*arguments)
-        check(result.returncode == BAD_INPUT, f"compare {arguments}: exit {BAD_INPUT}, got {result.returncode}")
+        check(result.returncode == status, f"compare {arguments}: exit {status}, got {result.returncode}")
         check(message in result.stderr, f"compare {arguments}: says '{message}': {result.stderr}")
         check(result.stdout == "", f"compare {arguments}: nothing on stdout")
 

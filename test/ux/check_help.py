@@ -75,12 +75,14 @@ def check_tremor_plot_command(tremor, plot_script):
           f"tremor plot --help shows the plot options: {result.stdout!r}")
     check(result.stdout == own_help.stdout, "tremor plot --help is tremor-plot --help")
 
-    # Same output and exit code as tremor-plot itself, `--` and odd names included.
-    for arguments in ([], ["--bogus"], ["--", "-dash.h5"], ["no such run.h5", "-o", "page.html"], ["fit"]):
+    # Same output and exit code as tremor-plot itself, `--` and odd names included:
+    # 1 for a usage error, 2 for a run file that does not exist.
+    for arguments, status in (([], 1), (["--bogus"], 1), (["--", "-dash.h5"], 2),
+                              (["no such run.h5", "-o", "page.html"], 2), (["fit"], 2)):
         through_tremor = run([tremor, "plot"] + arguments)
         direct = run([plot_script] + arguments)
-        check(through_tremor.returncode == direct.returncode == 2,
-              f"{arguments}: exit 2 both ways, got {through_tremor.returncode} and {direct.returncode}")
+        check(through_tremor.returncode == direct.returncode == status,
+              f"{arguments}: exit {status} both ways, got {through_tremor.returncode} and {direct.returncode}")
         check((through_tremor.stdout, through_tremor.stderr) == (direct.stdout, direct.stderr),
               f"{arguments}: same output both ways: {through_tremor.stderr!r} vs {direct.stderr!r}")
 

@@ -87,6 +87,13 @@ if options.mode == "check-page":
         check(f">{name}<" in page, f"configuration entry {name} in the table")
     for warning in report["warnings"]:
         check(warning["code"] in page, f"warning {warning['code']} on the page")
+    prediction_headline = report.get("prediction_headline")
+    if prediction_headline:
+        check(f"<b>Predicted run time</b> from <b>{prediction_headline['method']}</b>" in page,
+              "the headline prediction's method")
+        for row in prediction_headline["predictions"]:
+            interval = f"<td>{row['pi_low_s']:.3f} – {row['pi_high_s']:.3f}</td>"
+            check(interval in page, f"the prediction interval {interval} for {row['processes']} processes")
     pngs = sorted(os.path.basename(path) for path in glob.glob(os.path.join(png_dir, "*.png")))
     check(pngs == CHARTS, f"--png: {pngs}")
     # The diagnosis: where, when, what, as in the stored JSON.
@@ -118,7 +125,7 @@ if options.mode == "check-page":
         with open(not_hdf5, "w") as handle:
             handle.write("not a run file\n")
         result = run([options.tremor_plot, not_hdf5, "-o", os.path.join(scratch, "x.html")])
-        check(result.returncode == 2 and result.stderr.count("\n") == 1 and "not a readable HDF5 file" in result.stderr,
+        check(result.returncode == 2 and result.stderr.count("\n") == 1 and "is not an HDF5 file" in result.stderr,
               f"non-HDF5 input: exit 2 with one line, got {result.returncode} {result.stderr!r}")
         check(not os.path.exists(os.path.join(scratch, "x.html")), "no page written for bad input")
     finish("check-page")

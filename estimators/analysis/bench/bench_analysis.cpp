@@ -10,11 +10,16 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <random>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "synthetic_run.hpp"
 #include "tremor/environment.hpp"
 #include "tremor/analysis/analysis.hpp"
+#include "tremor/estimators/intrinsic.hpp"
+#include "tremor/estimators/lost_interval.hpp"
 
 namespace {
 
@@ -122,6 +127,49 @@ BENCHMARK(BM_Diagnosis)
     ->Args({1'000'000, 10'000})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3);
+
+// The primary model alone on state.range(0) segments in two groups (1 %
+// jitter, 2 % of segments delayed): the point estimate's two fits (on the
+// durations, then on what the measured delays leave), and the interval
+// (200 replicas, each refitting the model: estimators::lost_interval).
+struct PrimaryGroups {
+  std::vector<std::vector<double>> values;
+  std::vector<std::span<const double>> spans;
+};
+PrimaryGroups primary_groups(std::size_t segments) {
+  PrimaryGroups groups;
+  std::mt19937_64 engine(7);
+  std::normal_distribution<double> jitter(0.0, 0.01);
+  std::bernoulli_distribution delayed(0.02);
+  std::exponential_distribution<double> delay(1.0 / 0.3);
+  for (const double intrinsic : {0.010, 0.025}) {
+    std::vector<double>& values = groups.values.emplace_back();
+    for (std::size_t i = 0; i < segments / 2; ++i)
+      values.push_back(intrinsic * (1.0 + jitter(engine) + (delayed(engine) ? delay(engine) : 0.0)));
+  }
+  groups.spans.assign(groups.values.begin(), groups.values.end());
+  return groups;
+}
+void BM_PrimaryPoint(benchmark::State& state) {
+  const PrimaryGroups groups = primary_groups(static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state) {
+    const tremor::estimators::IntrinsicEstimate first = tremor::estimators::estimate_intrinsic(groups.spans);
+    const tremor::estimators::IntrinsicEstimate second = tremor::estimators::estimate_intrinsic(groups.spans);
+    benchmark::DoNotOptimize(first.total_lost + second.total_lost);
+  }
+}
+void BM_PrimaryInterval(benchmark::State& state) {
+  const PrimaryGroups groups = primary_groups(static_cast<std::size_t>(state.range(0)));
+  const tremor::estimators::IntrinsicEstimate estimate = tremor::estimators::estimate_intrinsic(groups.spans);
+  for (auto _ : state) {
+    std::mt19937_64 engine(11);
+    const tremor::estimators::LostInterval interval =
+        tremor::estimators::lost_interval(groups.spans, {}, {}, estimate, 0.0, 0.0, engine);
+    benchmark::DoNotOptimize(interval.high);
+  }
+}
+BENCHMARK(BM_PrimaryPoint)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_PrimaryInterval)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 }  // namespace
 

@@ -142,8 +142,8 @@ void detect_interference(const RunData& run, RunAnalysis& analysis) {
   const std::vector<std::uint8_t> mad4_flags = detect_mad4_interference(run, analysis);
   const std::vector<std::uint8_t> primary_flags = detail::estimate_primary(run, analysis);
   const bool mad4 = analysis.parameters.method == "mad4";
-  analysis.interference_percent = mad4 ? analysis.paper_mad4_percent : analysis.lost_percent;
-  analysis.segment_impact_s = mad4 ? analysis.segment_mad4_impact_s : analysis.segment_lost_s;
+  analysis.interference_percent = mad4 ? analysis.paper_mad4_percent : analysis.primary.lost_percent;
+  analysis.segment_impact_s = mad4 ? analysis.segment_mad4_impact_s : analysis.primary.segment_lost_s;
   const std::vector<std::uint8_t>& flags = mad4 ? mad4_flags : primary_flags;
   for (std::size_t segment = 0; segment < analysis.segment_count; ++segment) {
     if (analysis.segment_group[segment] < 0 || !analysis.groups[analysis.segment_group[segment]].usable) continue;
@@ -250,12 +250,6 @@ void add_warnings(const RunData& run, RunAnalysis& analysis) {
     warn("signature_fallback",
          "Exact communication signatures left most segments in small groups; groups use the median "
          "features of the detail ranks instead.");
-  }
-  for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
-    if (analysis.groups[g].fits_disagree) {
-      warn("fit_disagreement",
-           "Group " + std::to_string(g) + ": PWM and MOM GEV fits disagree; treat its predictions with care.");
-    }
   }
   for (Warning& warning : environment_warnings(run)) analysis.warnings.push_back(std::move(warning));
 }

@@ -26,4 +26,9 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
 // GEV fits and run-time predictions for the usable groups (predictions.cpp).
 void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis);
 
+// One warning for a kind raised per item (a group, a method): `summary`, then
+// the worst cases and how many more; the cases are kept worst first
+// (warning_cases.cpp).
+void add_warning_cases(RunAnalysis& analysis, std::string code, std::string summary, std::vector<WarningCase> cases);
+
 }  // namespace tremor::analysis::detail

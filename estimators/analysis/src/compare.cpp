@@ -8,6 +8,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "detail_cells.hpp"
+
 namespace tremor::analysis {
 namespace {
 
@@ -35,10 +37,10 @@ RunRow run_row(const ComparedRun& compared) {
                 .processes = compared.run->meta.world_size,
                 .run_time_s = analysis.run_time_s,
                 .estimate_possible = analysis.estimate_possible,
-                .lost_percent = analysis.lost_percent,
-                .lost_percent_low = analysis.lost_percent_low,
-                .lost_percent_high = analysis.lost_percent_high,
-                .intrinsic_run_time_s = analysis.intrinsic_run_time_s,
+                .lost_percent = analysis.primary.lost_percent,
+                .lost_percent_low = analysis.primary.lost_percent_low,
+                .lost_percent_high = analysis.primary.lost_percent_high,
+                .intrinsic_run_time_s = analysis.primary.intrinsic_run_time_s,
                 .interference_class = std::string(estimators::to_string(analysis.interference_class))};
 }
 
@@ -219,6 +221,7 @@ std::map<std::string, HostValues> environment_fields(const RunData& run) {
   fields["mpi_flavour"][""] = run.meta.mpi_flavour;
   fields["counter_source"][""] = run.meta.counter_source;
   fields["tremor_version"][""] = run.meta.tremor_version;
+  fields["command_line"][""] = run.meta.command_line;
   std::set<std::string> hosts;
   for (const RankInfo& rank : run.ranks) hosts.insert(rank.hostname);
   std::string host_list;
@@ -288,6 +291,20 @@ std::vector<EnvironmentDifference> compare_environment(const std::vector<Compare
   return result;
 }
 
+std::string program_name(const std::string& command_line) {
+  const std::string first = command_line.substr(0, command_line.find(' '));
+  const auto slash = first.rfind('/');
+  return slash == std::string::npos ? first : first.substr(slash + 1);
+}
+
+std::set<std::uint64_t> usable_signatures(const RunAnalysis& analysis) {
+  std::set<std::uint64_t> signatures;
+  for (const GroupResult& group : analysis.groups) {
+    if (group.usable) signatures.insert(group.signature);
+  }
+  return signatures;
+}
+
 void check_predictions(const std::vector<ComparedRun>& runs, Comparison& result) {
   bool sizes_differ = false;
   for (const ComparedRun& small : runs) {
@@ -303,8 +320,10 @@ void check_predictions(const std::vector<ComparedRun>& runs, Comparison& result)
         const double actual = large.analysis->run_time_s;
         result.predictions.push_back({small.name, large.name, prediction.method, prediction.factor,
                                       prediction.processes, prediction.median_s, prediction.ci_low_s,
-                                      prediction.ci_high_s, actual,
-                                      actual >= prediction.ci_low_s && actual <= prediction.ci_high_s});
+                                      prediction.ci_high_s, prediction.pi_low_s, prediction.pi_high_s, actual,
+                                      actual >= prediction.pi_low_s && actual <= prediction.pi_high_s,
+                                      actual >= prediction.ci_low_s && actual <= prediction.ci_high_s,
+                                      prediction.method == small.analysis->prediction_headline.method});
       }
       if (!found) {
         if (!result.predictions_note.empty()) result.predictions_note += "; ";
@@ -323,24 +342,18 @@ std::vector<std::pair<std::string, double>> node_speeds(const RunData& run, cons
   const DetailRanks& detail = run.detail;
   const std::size_t segments = detail.segments;
   const std::size_t rank_count = detail.ranks.size();
-  const auto& duration_index = detail.global_index[index(Quantized::duration)];
-  const auto& mpi_index = detail.global_index[index(Quantized::mpi_time)];
-  const auto& io_index = detail.global_index[index(Quantized::io_time)];
-  const auto& work_index = detail.global_index[index(Quantized::work)];
-  const std::size_t cells = rank_count * segments;
+  const detail::DetailCells durations(run, Quantized::duration);
+  const detail::DetailCells mpi_times(run, Quantized::mpi_time);
+  const detail::DetailCells io_times(run, Quantized::io_time);
+  const detail::DetailCells works(run, Quantized::work);
   if (rank_count == 0 || segments == 0) {
     why = "the run file has no per-rank detail";
     return {};
   }
-  if (duration_index.size() != cells || mpi_index.size() != cells || io_index.size() != cells ||
-      work_index.size() != cells) {
+  if (!durations.complete() || !mpi_times.complete() || !io_times.complete() || !works.complete()) {
     why = "the per-rank detail is incomplete";
     return {};
   }
-  const auto value = [&](Quantized metric, std::uint16_t bin) {
-    const BinTable& bins = run.global_bins[index(metric)];
-    return bin < bins.size() ? std::optional<double>(bins[bin].rep()) : std::nullopt;
-  };
   std::map<std::int32_t, std::string> host_of;
   for (const RankInfo& rank : run.ranks) host_of[rank.rank] = rank.hostname;
   std::map<std::string, std::vector<double>> per_host;
@@ -350,11 +363,10 @@ std::vector<std::pair<std::string, double>> node_speeds(const RunData& run, cons
     double work = 0.0;
     for (std::size_t s = 0; s < segments; ++s) {
       if (classified && analysis.segment_class[s] == SegmentClass::interfered) continue;
-      const std::size_t cell = r * segments + s;
-      const auto duration = value(Quantized::duration, duration_index[cell]);
-      const auto mpi = value(Quantized::mpi_time, mpi_index[cell]);
-      const auto io = value(Quantized::io_time, io_index[cell]);
-      const auto segment_work = value(Quantized::work, work_index[cell]);
+      const auto duration = durations.find(r, s);
+      const auto mpi = mpi_times.find(r, s);
+      const auto io = io_times.find(r, s);
+      const auto segment_work = works.find(r, s);
       if (!duration || !mpi || !io || !segment_work) continue;
       outside += std::max(0.0, *duration - *mpi - *io);
       work += *segment_work;
@@ -369,6 +381,24 @@ std::vector<std::pair<std::string, double>> node_speeds(const RunData& run, cons
   std::vector<std::pair<std::string, double>> result;
   for (auto& [host, values] : per_host) result.emplace_back(host, median_of(std::move(values)));
   return result;
+}
+
+std::string program_mismatch(const ComparedRun& reference, const ComparedRun& compared) {
+  const std::string mine = program_name(reference.run->meta.command_line);
+  const std::string theirs = program_name(compared.run->meta.command_line);
+  if (mine != theirs) {
+    return compared.name + " is a run of another program than " + reference.name + " (" + theirs + ", not " + mine +
+           ")";
+  }
+  if (reference.run->meta.world_size != compared.run->meta.world_size) return "";  // signatures scale with it
+  const std::set<std::uint64_t> reference_signatures = usable_signatures(*reference.analysis);
+  const std::set<std::uint64_t> compared_signatures = usable_signatures(*compared.analysis);
+  if (reference_signatures.empty() || compared_signatures.empty()) return "";  // no verdict anyway
+  for (const std::uint64_t signature : reference_signatures) {
+    if (compared_signatures.contains(signature)) return "";
+  }
+  return compared.name + " shares no group signature (communication and I/O per segment) with " + reference.name +
+         ": another program or input";
 }
 
 Verdict compare_intrinsic(const RunRow& reference, const RunRow& compared, double tolerance_percent) {
@@ -436,7 +466,18 @@ Comparison compare_runs(const std::vector<ComparedRun>& runs, double tolerance_p
   result.environment = compare_environment(runs);
   check_predictions(runs, result);
   for (std::size_t r = 1; r < result.runs.size(); ++r) {
-    result.verdicts.push_back(compare_intrinsic(result.runs.front(), result.runs[r], tolerance_percent));
+    const std::string mismatch = program_mismatch(runs.front(), runs[r]);
+    if (mismatch.empty()) {
+      result.verdicts.push_back(compare_intrinsic(result.runs.front(), result.runs[r], tolerance_percent));
+      continue;
+    }
+    result.warnings.push_back(mismatch);
+    Verdict verdict;
+    verdict.reference = result.runs.front().name;
+    verdict.compared = result.runs[r].name;
+    verdict.tolerance_percent = tolerance_percent;
+    verdict.text = "no verdict: " + mismatch;
+    result.verdicts.push_back(std::move(verdict));
   }
   return result;
 }

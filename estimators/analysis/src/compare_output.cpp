@@ -111,15 +111,19 @@ std::vector<Table> build_tables(const Comparison& comparison) {
   if (comparison.environment.empty()) environment.note = "none: the recorded environments agree";
   tables.push_back(std::move(environment));
 
-  Table predictions =
-      make_table("Predictions of smaller runs against larger runs",
-                 {"from", "to", "method", "factor", "processes", "median", "interval", "actual", "inside"});
+  Table predictions = make_table(
+      "Predictions of smaller runs against larger runs (method + = headline; CI of the expected run time, "
+      "prediction interval for one run)",
+      {"from", "to", "method", "factor", "processes", "median", "CI expected", "PI one run", "actual", "in PI",
+       "in CI"});
   for (const PredictionCheck& check : comparison.predictions) {
     add_row(predictions,
-            {check.from_run, check.to_run, check.method, format("%g", check.factor), format("%g", check.processes),
-             seconds(check.median_s), seconds(check.ci_low_s) + " - " + seconds(check.ci_high_s),
-             seconds(check.actual_s), check.inside ? "yes" : "no"},
-            {false, false, false, false, false, false, false, false, !check.inside});
+            {check.from_run, check.to_run, check.method + (check.headline ? " +" : ""), format("%g", check.factor),
+             format("%g", check.processes), seconds(check.median_s),
+             seconds(check.ci_low_s) + " - " + seconds(check.ci_high_s),
+             seconds(check.pi_low_s) + " - " + seconds(check.pi_high_s), seconds(check.actual_s),
+             check.inside ? "yes" : "no", check.inside_ci ? "yes" : "no"},
+            {false, false, false, false, false, false, false, false, false, !check.inside, false});
   }
   predictions.note = comparison.predictions_note;
   tables.push_back(std::move(predictions));
@@ -185,6 +189,8 @@ std::string html_escape(const std::string& text) {
 
 std::string render_compare_text(const Comparison& comparison) {
   std::string out;
+  for (const std::string& warning : comparison.warnings) out += "Warning: " + warning + '\n';
+  if (!comparison.warnings.empty()) out += '\n';
   for (const Table& table : build_tables(comparison)) out += render_table_text(table) + '\n';
   for (const Verdict& verdict : comparison.verdicts) out += "Verdict: " + verdict.text + '\n';
   return out;
@@ -192,11 +198,15 @@ std::string render_compare_text(const Comparison& comparison) {
 
 std::string render_compare_html(const Comparison& comparison) {
   std::ostringstream out;
-  out << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Tremor comparison</title>\n<style>"
+  out << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">" << kCompareHtmlMarker
+      << "<title>Tremor comparison</title>\n<style>"
          "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:1.5em}"
          "th,td{border:1px solid #bbb;padding:3px 8px;text-align:left}th{background:#eee}"
          "td.differs{background:#ffe08a;font-weight:bold}p.verdict{font-size:1.2em;font-weight:bold}"
-         "</style></head><body>\n<h1>Tremor comparison</h1>\n";
+         "p.warning{color:#a00;font-weight:bold}</style></head><body>\n<h1>Tremor comparison</h1>\n";
+  for (const std::string& warning : comparison.warnings) {
+    out << "<p class=\"warning\">Warning: " << html_escape(warning) << "</p>\n";
+  }
   for (const Verdict& verdict : comparison.verdicts) {
     out << "<p class=\"verdict\">" << html_escape(verdict.text) << "</p>\n";
   }
@@ -272,10 +282,15 @@ nlohmann::json compare_json(const Comparison& comparison) {
                                   {"median_s", check.median_s},
                                   {"ci_low_s", check.ci_low_s},
                                   {"ci_high_s", check.ci_high_s},
+                                  {"pi_low_s", check.pi_low_s},
+                                  {"pi_high_s", check.pi_high_s},
                                   {"actual_s", check.actual_s},
-                                  {"inside", check.inside}});
+                                  {"inside", check.inside},
+                                  {"inside_ci", check.inside_ci},
+                                  {"headline", check.headline}});
   }
   out["predictions_note"] = comparison.predictions_note;
+  out["warnings"] = comparison.warnings;
   out["verdicts"] = nlohmann::json::array();
   for (const Verdict& verdict : comparison.verdicts) {
     out["verdicts"].push_back({{"available", verdict.available},

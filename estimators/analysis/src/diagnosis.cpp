@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 
+#include "detail_cells.hpp"
 #include "tremor/analysis/analysis.hpp"
 
 namespace tremor::analysis {
@@ -25,35 +26,29 @@ constexpr double kReferenceQuantile = 0.25;
 constexpr std::size_t kReferenceCells = 4096;
 constexpr double kMaxSpeed = 2.0;
 
-// Bin representatives of the detail matrices.
+// The detail matrices of every metric (detail_cells.hpp).
 class DetailView {
  public:
-  DetailView(const RunData& run, std::size_t segments) : detail_(run.detail), segments_(segments) {
-    rows_ = detail_.ranks.size();
-    valid_ = rows_ > 0 && detail_.segments == segments;
+  DetailView(const RunData& run, std::size_t segments) {
+    rows_ = run.detail.ranks.size();
+    valid_ = rows_ > 0 && run.detail.segments == segments;
     for (std::size_t m = 0; m < kQuantizedCount; ++m) {
-      for (const Bin& bin : run.global_bins[m]) reps_[m].push_back(bin.rep());
-      valid_ = valid_ && detail_.global_index[m].size() == rows_ * segments;
+      cells_.emplace_back(run, static_cast<Quantized>(m));
+      valid_ = valid_ && cells_.back().complete();
     }
   }
   bool valid() const { return valid_; }
   std::size_t rows() const { return rows_; }
-  double value(Quantized metric, std::size_t row, std::size_t segment) const {
-    const std::size_t m = index(metric);
-    const std::uint16_t bin = detail_.global_index[m][row * segments_ + segment];
-    return bin < reps_[m].size() ? reps_[m][bin] : 0.0;
-  }
+  double value(Quantized metric, std::size_t row, std::size_t segment) const { return cells_[index(metric)](row, segment); }
   // Time outside MPI: compute and file I/O.
   double busy(std::size_t row, std::size_t segment) const {
     return std::max(0.0, value(Quantized::duration, row, segment) - value(Quantized::mpi_time, row, segment));
   }
 
  private:
-  const DetailRanks& detail_;
-  std::size_t segments_ = 0;
   std::size_t rows_ = 0;
   bool valid_ = false;
-  std::array<std::vector<double>, kQuantizedCount> reps_;
+  std::vector<detail::DetailCells> cells_;
 };
 
 struct SegmentCharges {
@@ -213,19 +208,23 @@ void name_ranks(const RunData& run, const RunAnalysis& analysis, const SegmentCh
                    [](const SlowNode& a, const SlowNode& b) { return a.lost_percent > b.lost_percent; });
 }
 
-// Run time and lost time by component, both along the critical path. The lost
-// time of a segment goes to the components of its late rank that grew over
-// the group's clean (delay probability < 0.5) median.
+// Run time and lost time by component, both along the critical path. A
+// segment's lost time goes to the component where the model found it: its
+// measured I/O stall to file I/O (the ranks that waited it out in MPI waited
+// for that I/O), the rest to the components of its late rank that grew over
+// its group's clean (delay probability < 0.5) median, or, in a segment of no
+// group, in proportion to the late rank's own components.
 void split_components(const RunAnalysis& analysis, const SegmentCharges& charges, Diagnosis& out) {
   const std::size_t n = analysis.segment_count;
+  const PrimaryEstimate& primary = analysis.primary;
   std::array<double, 3> run{}, lost{};
   // Per group: the late rank's components in clean segments, else in all.
   std::map<std::int32_t, std::array<std::array<std::vector<float>, 3>, 2>> samples;
   for (std::size_t s = 0; s < n; ++s) {
     for (std::size_t c = 0; c < 3; ++c) run[c] += charges.critical_path[s][c];
-    const std::int32_t group = analysis.segment_primary_group[s];
+    const std::int32_t group = primary.segment_primary_group[s];
     if (group < 0) continue;
-    const bool clean = analysis.segment_delay_probability[s] < 0.5;
+    const bool clean = primary.segment_delay_probability[s] < 0.5;
     for (std::size_t c = 0; c < 3; ++c) samples[group][clean ? 0 : 1][c].push_back(charges.critical_path[s][c]);
   }
   std::map<std::int32_t, std::array<double, 3>> reference;
@@ -237,17 +236,26 @@ void split_components(const RunAnalysis& analysis, const SegmentCharges& charges
       reference[group][c] = *middle;
     }
   }
+  constexpr std::size_t kIo = 2;
   for (std::size_t s = 0; s < n; ++s) {
-    const double charge = analysis.segment_lost_s[s];
-    const std::int32_t group = analysis.segment_primary_group[s];
-    if (!(charge > 0.0) || group < 0) continue;
+    double charge = primary.segment_lost_s[s];
+    if (!(charge > 0.0)) continue;
+    const double io_stall = s < primary.segment_io_stall_s.size()
+                                ? std::clamp(static_cast<double>(primary.segment_io_stall_s[s]), 0.0, charge)
+                                : 0.0;
+    lost[kIo] += io_stall;
+    charge -= io_stall;
+    if (!(charge > 0.0)) continue;
+    const std::int32_t group = primary.segment_primary_group[s];
     std::array<double, 3> growth{};
     double total = 0.0;
-    for (std::size_t c = 0; c < 3; ++c) {
-      growth[c] = std::max(0.0, charges.critical_path[s][c] - reference[group][c]);
-      total += growth[c];
+    if (group >= 0) {
+      for (std::size_t c = 0; c < 3; ++c) {
+        growth[c] = std::max(0.0, charges.critical_path[s][c] - reference[group][c]);
+        total += growth[c];
+      }
     }
-    if (!(total > 0.0)) {  // nothing grew: split like the segment itself
+    if (!(total > 0.0)) {  // nothing grew, or no group: split like the segment itself
       for (std::size_t c = 0; c < 3; ++c) growth[c] = charges.critical_path[s][c];
       total = growth[0] + growth[1] + growth[2];
     }
@@ -263,9 +271,9 @@ void split_components(const RunAnalysis& analysis, const SegmentCharges& charges
 
 // The intrinsic duration of a segment's primary group (0 outside usable groups).
 double intrinsic_of(const RunAnalysis& analysis, std::size_t segment) {
-  const std::int32_t group = analysis.segment_primary_group[segment];
-  return group >= 0 && static_cast<std::size_t>(group) < analysis.primary_intrinsic_s.size()
-             ? analysis.primary_intrinsic_s[group]
+  const std::int32_t group = analysis.primary.segment_primary_group[segment];
+  return group >= 0 && static_cast<std::size_t>(group) < analysis.primary.subgroup_intrinsic_s.size()
+             ? analysis.primary.subgroup_intrinsic_s[group]
              : 0.0;
 }
 
@@ -288,9 +296,9 @@ void find_episodes(const RunData& run, const RunAnalysis& analysis, const std::v
   std::vector<double> series;
   std::vector<std::size_t> segment_of;
   for (std::size_t s = 0; s < analysis.segment_count; ++s) {
-    if (analysis.segment_primary_group[s] < 0) continue;
+    if (analysis.primary.segment_primary_group[s] < 0) continue;
     const double intrinsic = intrinsic_of(analysis, s);
-    series.push_back(intrinsic > 0.0 ? analysis.segment_lost_s[s] / intrinsic : 0.0);
+    series.push_back(intrinsic > 0.0 ? analysis.primary.segment_lost_s[s] / intrinsic : 0.0);
     segment_of.push_back(s);
   }
   const double start_unix = run.meta.start_time_unix > 0.0 ? run.meta.start_time_unix : kNaN;
@@ -307,9 +315,9 @@ void find_episodes(const RunData& run, const RunAnalysis& analysis, const std::v
     std::map<std::int32_t, std::size_t> late;
     std::size_t delayed = 0;
     for (std::size_t s = episode.first_segment; s <= episode.last_segment; ++s) {
-      lost += analysis.segment_lost_s[s];
+      lost += analysis.primary.segment_lost_s[s];
       const double intrinsic = intrinsic_of(analysis, s);
-      if (analysis.segment_primary_group[s] < 0 || !(analysis.segment_lost_s[s] >= kEpisodeMinSlowdown * intrinsic)) {
+      if (analysis.primary.segment_primary_group[s] < 0 || !(analysis.primary.segment_lost_s[s] >= kEpisodeMinSlowdown * intrinsic)) {
         continue;
       }
       ++delayed;
@@ -344,7 +352,7 @@ void speed_map(const RunData& run, const RunAnalysis& analysis, const DetailView
   // Per primary group (indices 0..G-1): its segments, then its reference time.
   std::vector<std::vector<std::size_t>> members;
   for (std::size_t s = 0; s < n; ++s) {
-    const std::int32_t group = analysis.segment_primary_group[s];
+    const std::int32_t group = analysis.primary.segment_primary_group[s];
     if (group < 0) continue;
     if (static_cast<std::size_t>(group) >= members.size()) members.resize(static_cast<std::size_t>(group) + 1);
     members[static_cast<std::size_t>(group)].push_back(s);
@@ -375,7 +383,7 @@ void speed_map(const RunData& run, const RunAnalysis& analysis, const DetailView
   std::vector<double> sum(rows * bins, 0.0);
   std::vector<std::uint32_t> count(rows * bins, 0);
   for (std::size_t s = 0; s < n; ++s) {
-    const std::int32_t group = analysis.segment_primary_group[s];
+    const std::int32_t group = analysis.primary.segment_primary_group[s];
     if (group < 0) continue;
     const double middle = 0.5 * ((s ? end_s[s - 1] : 0.0) + end_s[s]);
     const auto bin = std::min(bins - 1, static_cast<std::size_t>(middle / span * static_cast<double>(bins)));
@@ -398,8 +406,8 @@ Diagnosis diagnose_run(const RunData& run, const RunAnalysis& analysis) {
   Diagnosis out;
   const std::size_t n = analysis.segment_count;
   const DetailView view(run, n);
-  if (!analysis.estimate_possible || !view.valid() || analysis.segment_primary_group.size() != n ||
-      analysis.segment_delay_probability.size() != n || analysis.segment_lost_s.size() != n) {
+  if (!analysis.estimate_possible || !view.valid() || analysis.primary.segment_primary_group.size() != n ||
+      analysis.primary.segment_delay_probability.size() != n || analysis.primary.segment_lost_s.size() != n) {
     return out;
   }
   out.available = true;

@@ -17,26 +17,26 @@
 // ranks, more ranks than cores) their sum exceeds the wall time; predicting
 // the ratio and calibrating it to the run time keeps the prediction at f = 1
 // equal to the run time and never subtracts more than was measured.
-// The median adds the per-group medians; the interval adds the per-group
-// interval bounds. Adding bounds is conservative (it assumes all groups sit at
-// their bound together), which we prefer to an optimistic interval.
+// Groups are resampled independently, so the r-th bootstrap replicas of all
+// groups form one replica of the run: the totals are summed replica by
+// replica and their percentiles give the CI of the expected run time.
 //
-// One run, not its mean. The bootstrap bounds are those of the expected total;
-// a single run at the larger scale also draws its own n_g maxima. Their spread
-// (Σ_g n_g · Var[max of f draws from the group's maxima]) is added in
-// quadrature to each half-width, so the interval is a prediction interval for
-// one run's time, which is what users compare it with.
+// One run, not its mean. Each replica also simulates one run at the larger
+// size: every segment of a group draws its maximum at f from the replica's
+// law (the refit GEV scaled by max-stability, or the resample), the draws are
+// summed and the unassessed time added. The percentiles of these totals are
+// the prediction interval for one run: they hold both the uncertainty of the
+// fit and the run-to-run spread of the sum of segment maxima.
 //
-// Dependence. Both terms above treat a run's segments as independent. On a
-// shared machine slow periods last several segments, so segment times are
-// positively autocorrelated and the variance of their sum (and of their mean)
-// is several times the iid value. The variance inflation factor (VIF, Newey–
-// West long-run variance over the iid variance, estimators/long_run_variance)
-// of the usable-group segments' residuals from their group mean, in segment
-// order (the mean removes the groups' levels, which are not dependence),
-// scales both: bootstrap half-widths by √VIF (estimation of the expected
-// total) and the one-run variance by VIF, i.e. every half-width by √VIF.
-// The same factor is assumed for the run at the larger scale.
+// Dependence. Both treat a run's segments as independent. On a shared machine
+// slow periods last several segments, so segment times are positively
+// autocorrelated and the variance of their sum is several times the iid
+// value. The variance inflation factor (VIF, Newey–West long-run variance over
+// the iid variance, estimators/long_run_variance) of the usable-group
+// segments' residuals from their group mean, in segment order (the mean
+// removes the groups' levels, which are not dependence), widens both
+// intervals' half-widths by √VIF. The same factor is assumed for the run at
+// the larger scale.
 //
 // Fallback. A parametric replica whose fit breaks (typically on the replicas
 // holding the sample's extremes) takes the other GEV method, then the
@@ -44,10 +44,10 @@
 // raises `fit_misses_extremes`, which points to the non-parametric method.
 //
 // Cost. Bootstraps run on at most kMaxBootstrapSample evenly spaced order
-// statistics per group (see quantile_subsample), so 10^6 segments cost about
-// as much as 10^3; the fits themselves use the whole group.
+// statistics per group (see quantile_subsample) and a simulated run draws at
+// most estimators::kExactRunDraws maxima per group, so 10^6 segments cost
+// about as much as 10^3; the fits themselves use the whole group.
 #include <algorithm>
-#include <boost/math/distributions/normal.hpp>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -55,6 +55,7 @@
 #include <string>
 
 #include "analysis_internal.hpp"
+#include "detail_cells.hpp"
 #include "tremor/estimators/bootstrap.hpp"
 #include "tremor/estimators/gev_fit.hpp"
 #include "tremor/estimators/long_run_variance.hpp"
@@ -78,51 +79,22 @@ GevSummary summarize_fit(const est::GevFit& fit) {
   return summary;
 }
 
-// Running totals of one method over the groups, per factor.
-struct MethodTotals {
-  std::vector<double> median, low, high;
-  std::vector<double> run_variance;  // Σ_g n_g · Var[one segment maximum at the factor]
-  std::vector<std::size_t> failed;   // replicas whose own fit could not project (fallback used)
-  std::vector<std::size_t> used;
-  bool available = true;
-  explicit MethodTotals(std::size_t factors)
-      : median(factors), low(factors), high(factors), run_variance(factors), failed(factors), used(factors) {}
-
-  void add_run_variance(std::span<const double> per_segment_variance, double count) {
-    for (std::size_t f = 0; f < run_variance.size() && f < per_segment_variance.size(); ++f) {
-      if (std::isfinite(per_segment_variance[f])) run_variance[f] += count * per_segment_variance[f];
-    }
-  }
-
-  void add(const std::vector<est::ScalePrediction>& group, double count, double extra_per_segment) {
-    if (group.size() != median.size()) {
-      available = false;
-      return;
-    }
-    for (std::size_t f = 0; f < group.size(); ++f) {
-      if (group[f].replicas_used == 0) available = false;
-      median[f] += count * (group[f].replicas.median + extra_per_segment);
-      low[f] += count * (group[f].replicas.ci_low + extra_per_segment);
-      high[f] += count * (group[f].replicas.ci_high + extra_per_segment);
-      failed[f] += group[f].replicas_failed;
-      used[f] += group[f].replicas_used;
-    }
-  }
-};
+std::string text(const char* pattern, double a, double b = 0.0, double c = 0.0) {
+  char buffer[400];
+  std::snprintf(buffer, sizeof buffer, pattern, a, b, c);
+  return buffer;
+}
 
 // Per detail rank, per usable group: the time until the rank arrived at the
 // closing collective (duration − wait, from global bin representatives).
 std::vector<std::vector<est::RankSamples>> per_rank_arrivals(const RunData& run, const RunAnalysis& analysis) {
   const DetailRanks& detail = run.detail;
   const std::size_t segments = detail.segments;
-  const auto& durations = detail.global_index[index(Quantized::duration)];
-  const auto& waits = detail.global_index[index(Quantized::wait_time)];
-  const BinTable& duration_bins = run.global_bins[index(Quantized::duration)];
-  const BinTable& wait_bins = run.global_bins[index(Quantized::wait_time)];
+  const DetailCells durations(run, Quantized::duration);
+  const DetailCells waits(run, Quantized::wait_time);
   const std::size_t rank_count = detail.ranks.size();
   std::vector<std::vector<est::RankSamples>> result;
-  if (segments != analysis.segment_count || durations.size() != rank_count * segments ||
-      waits.size() != rank_count * segments) {
+  if (segments != analysis.segment_count || !durations.complete() || !waits.complete()) {
     return result;
   }
   std::map<std::int32_t, const RankInfo*> rank_info;
@@ -140,9 +112,9 @@ std::vector<std::vector<est::RankSamples>> per_rank_arrivals(const RunData& run,
       }
       std::vector<double> values;
       for (const std::size_t segment : group.members) {
-        const std::size_t cell = r * segments + segment;
-        if (durations[cell] >= duration_bins.size() || waits[cell] >= wait_bins.size()) continue;
-        values.push_back(duration_bins[durations[cell]].rep() - wait_bins[waits[cell]].rep());
+        const auto duration = durations.find(r, segment);
+        const auto wait = waits.find(r, segment);
+        if (duration && wait) values.push_back(*duration - *wait);
       }
       samples.values = quantile_subsample(std::move(values), per_rank_limit);
       ranks.push_back(std::move(samples));
@@ -159,18 +131,13 @@ std::vector<std::vector<est::RankSamples>> per_rank_arrivals(const RunData& run,
 // docs/statistics.md#validity-and-fallback). A third separates the two.
 constexpr double kFallbackShareWarning = 1.0 / 3.0;
 
-void warn_if_fit_misses_extremes(RunAnalysis& analysis, const std::string& method, const MethodTotals& totals) {
+double worst_fallback_share(const est::RunTotals& totals, std::size_t factors) {
   double worst = 0.0;
-  for (std::size_t f = 0; f < totals.used.size(); ++f) {
-    if (totals.used[f] > 0) worst = std::max(worst, static_cast<double>(totals.failed[f]) / totals.used[f]);
+  const std::size_t replicas = totals.replicas();
+  for (std::size_t f = 0; f < factors && replicas > 0; ++f) {
+    worst = std::max(worst, static_cast<double>(totals.failed(f)) / static_cast<double>(replicas));
   }
-  if (worst <= kFallbackShareWarning) return;
-  analysis.warnings.push_back(
-      {"fit_misses_extremes",
-       method + ": the GEV fit could not project " + std::to_string(static_cast<int>(std::lround(100.0 * worst))) +
-           " % of the bootstrap replicas (they took the fallback: the other GEV method, then the non-parametric "
-           "value). The segment maxima hold extremes this fit does not reproduce (e.g. rare long delays); prefer "
-           "the non-parametric prediction."});
+  return worst;
 }
 
 // Residuals of the usable-group segments from their group's mean
@@ -200,13 +167,13 @@ constexpr double kAutocorrelationWarningAbove = 2.0;
 
 void warn_if_autocorrelated(RunAnalysis& analysis, const est::VarianceInflation& inflation) {
   if (!(inflation.factor > kAutocorrelationWarningAbove)) return;
-  char text[320];
-  std::snprintf(text, sizeof text,
+  char message[320];
+  std::snprintf(message, sizeof message,
                 "Segment times are autocorrelated (slow and fast periods last several segments): the variance of "
                 "their sum is %.1f times the independent value%s, so the prediction intervals are %.2f times as "
                 "wide as for independent segments.",
                 inflation.factor, inflation.capped ? " (capped)" : "", std::sqrt(inflation.factor));
-  analysis.warnings.push_back({"autocorrelated_segments", text});
+  analysis.warnings.push_back({"autocorrelated_segments", message});
 }
 
 struct Calibration {
@@ -214,27 +181,93 @@ struct Calibration {
   double scale = 1.0;  // run_time / Σ duration_upper of all segments
 };
 
-void add_total(RunAnalysis& analysis, const std::string& method, const MethodTotals& totals,
-               const Calibration& calibration, double world_size, double variance_inflation) {
-  const auto total = [&](double groups) { return calibration.scale * (calibration.other + groups); };
-  if (!totals.available) {
-    analysis.warnings.push_back(
-        {"prediction_unavailable", "No usable " + method + " prediction: a group had no valid replica."});
+// The cases of the warnings raised per method.
+struct MethodCases {
+  std::vector<WarningCase> unavailable, misses_extremes;
+};
+
+void add_total(RunAnalysis& analysis, const std::string& method, const est::RunTotals& totals,
+               const Calibration& calibration, double world_size, double variance_inflation, MethodCases& cases) {
+  if (!totals.available()) {
+    cases.unavailable.push_back({method, 1.0, "a group had no valid replica"});
     return;
   }
   const auto& scales = analysis.parameters.scales;
   const double ci = std::clamp(analysis.parameters.ci, 0.5, 0.999999);
-  const double z = boost::math::quantile(boost::math::normal(), 0.5 + ci / 2.0);
-  const double widening = std::sqrt(variance_inflation);
-  for (std::size_t f = 0; f < scales.size(); ++f) {
-    const double median = totals.median[f];
-    const double run_spread = z * std::sqrt(std::max(0.0, totals.run_variance[f]));
-    const double below = widening * std::hypot(std::max(0.0, median - totals.low[f]), run_spread);
-    const double above = widening * std::hypot(std::max(0.0, totals.high[f] - median), run_spread);
-    analysis.predictions.push_back({method, scales[f], scales[f] * world_size, total(median), total(median - below),
-                                    total(median + above), totals.failed[f], variance_inflation});
+  const std::vector<est::RunInterval> intervals =
+      totals.summarize(calibration.other, calibration.scale, ci, std::sqrt(variance_inflation));
+  for (std::size_t f = 0; f < scales.size() && f < intervals.size(); ++f) {
+    const est::RunInterval& interval = intervals[f];
+    analysis.predictions.push_back({method, scales[f], scales[f] * world_size, interval.median, interval.ci_low,
+                                    interval.ci_high, interval.pi_low, interval.pi_high, totals.failed(f),
+                                    variance_inflation});
   }
-  warn_if_fit_misses_extremes(analysis, method, totals);
+  const double share = worst_fallback_share(totals, scales.size());
+  if (share > kFallbackShareWarning) {
+    cases.misses_extremes.push_back(
+        {method, share, text("%.0f %% of its replicas", 100.0 * share), {{"fallback_share", share}}});
+  }
+}
+
+// Per usable group, what the headline rule reads.
+struct GroupFacts {
+  double time_s = 0.0;
+  bool pwm_supported = false;  // usable, |k| within the PWM polynomial's range, n >= 15
+};
+
+// The headline (docs/scale-prediction.md#the-headline): PWM unless the data do
+// not support a GEV fit. Every limit is the published or derived validity of
+// the fit: Hosking, Wallis & Wood validated PWM for n >= 15 and |k| <= 0.5;
+// more than a third of replicas falling back marks extremes a GEV does not
+// reproduce (kFallbackShareWarning); "most of the assessed time" is half.
+void choose_headline(RunAnalysis& analysis, const std::vector<GroupFacts>& facts, const est::RunTotals& pwm) {
+  const auto has = [&](const std::string& method) {
+    return std::any_of(analysis.predictions.begin(), analysis.predictions.end(),
+                       [&](const Prediction& p) { return p.method == method; });
+  };
+  double assessed = 0.0, supported = 0.0;
+  for (const GroupFacts& group : facts) {
+    assessed += group.time_s;
+    if (group.pwm_supported) supported += group.time_s;
+  }
+  const double supported_share = assessed > 0.0 ? supported / assessed : 0.0;
+  const double fallback_share = worst_fallback_share(pwm, analysis.parameters.scales.size());
+  PredictionHeadline& headline = analysis.prediction_headline;
+  if (has("pwm") && fallback_share <= kFallbackShareWarning && supported_share >= 0.5) {
+    headline = {"pwm", text("fits usable with n >= 15 and |k| <= 0.5 for %.0f %% of the assessed time, %.0f %% of "
+                            "replicas fell back",
+                            100.0 * supported_share, 100.0 * fallback_share)};
+  } else if (has("nonparametric")) {
+    headline.method = "nonparametric";
+    if (!has("pwm")) {
+      headline.reason = "PWM made no prediction";
+    } else if (fallback_share > kFallbackShareWarning) {
+      headline.reason = text(
+          "PWM fell back in %.0f %% of its replicas (more than a third): the maxima hold "
+          "extremes a GEV does not reproduce",
+          100.0 * fallback_share);
+    } else {
+      headline.reason = text("PWM fits usable with n >= 15 and |k| <= 0.5 for only %.0f %% of the assessed time",
+                             100.0 * supported_share);
+    }
+  }
+}
+
+// PWM and MOM disagree (docs/statistics.md#validity-and-fallback): how far
+// apart they put the group's total at 16× the processes (the rule's own EMMA(16)),
+// in % of the run time, orders the cases.
+WarningCase disagreement_case(std::size_t g, const GroupResult& group, const est::FallbackFit& fits, double run_time) {
+  const double apart = static_cast<double>(group.members.size()) *
+                       std::fabs(est::emma(fits.pwm.params, 16.0) - est::emma(fits.mom.params, 16.0));
+  const double percent = run_time > 0.0 ? 100.0 * apart / run_time : 0.0;
+  return {"group " + std::to_string(g),
+          percent,
+          text("k %+.2f vs %+.2f, %.2f %% of the run apart at 16x", fits.pwm.params.k, fits.mom.params.k, percent),
+          {{"group", static_cast<double>(g)},
+           {"segments", static_cast<double>(group.members.size())},
+           {"k_pwm", fits.pwm.params.k},
+           {"k_mom", fits.mom.params.k},
+           {"apart_percent_of_run", percent}}};
 }
 
 }  // namespace
@@ -242,16 +275,18 @@ void add_total(RunAnalysis& analysis, const std::string& method, const MethodTot
 void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
   const AnalysisParameters& parameters = analysis.parameters;
   const std::vector<double>& factors = parameters.scales;
-  const est::BootstrapOptions options{static_cast<std::size_t>(std::max(1, parameters.replicas)), parameters.ci};
+  const auto replicas = static_cast<std::size_t>(std::max(1, parameters.replicas));
   const double world_size = static_cast<double>(std::max(1, run.meta.world_size));
-  MethodTotals nonparametric(factors.size()), pwm(factors.size()), mom(factors.size());
+  est::RunTotals nonparametric(factors.size()), pwm(factors.size()), mom(factors.size());
   Calibration calibration;
   double all_segments = 0.0;
   for (const double upper : run.segments.duration_upper_s) all_segments += upper;
   calibration.other = all_segments;
   if (all_segments > 0.0 && analysis.run_time_s > 0.0) calibration.scale = analysis.run_time_s / all_segments;
-  std::vector<double> group_late_wait;                      // per usable group, median wait of the late rank
-  std::vector<std::vector<double>> group_segment_variance;  // per usable group and factor
+  std::vector<double> group_late_wait;  // per usable group, median wait of the late rank
+  std::vector<GroupFacts> facts;        // per usable group
+  std::vector<WarningCase> disagreements;
+  double disagreeing_time = 0.0, assessed_time = 0.0;
   for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
     GroupResult& group = analysis.groups[g];
     if (!group.usable) continue;
@@ -268,31 +303,42 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
     group.mom = summarize_fit(fits.mom);
     group.chosen_fit = std::string(est::to_string(fits.chosen.method));
     group.fits_disagree = fits.disagreement;
+    assessed_time += group.time_s;
+    if (fits.disagreement) {
+      disagreements.push_back(disagreement_case(g, group, fits, analysis.run_time_s));
+      disagreeing_time += group.time_s;
+    }
+    facts.push_back({group.time_s, fits.pwm.usable() && (fits.pwm.flags & (est::kLowN | est::kPwmKOutOfRange)) == 0});
     if (factors.empty()) continue;
     const std::vector<double> sample = quantile_subsample(std::move(maxima), kMaxBootstrapSample);
-    const double count = static_cast<double>(group.members.size());
-    std::vector<double> sorted_sample = sample;
-    std::sort(sorted_sample.begin(), sorted_sample.end());
-    std::vector<double> segment_variance;
-    for (const double factor : factors)
-      segment_variance.push_back(est::empirical_maximum_variance(sorted_sample, factor));
-    group_segment_variance.push_back(segment_variance);
-    for (MethodTotals* totals : {&nonparametric, &pwm, &mom}) totals->add_run_variance(segment_variance, count);
+    const std::size_t segments = group.members.size();
     auto engine = engine_for(parameters.seed, g * 8 + kNonparametric);
-    nonparametric.add(est::nonparametric_projection(sample, factors, options, engine), count, 0.0);
+    nonparametric.add(est::nonparametric_replicas(sample, factors, replicas, segments, engine));
     engine = engine_for(parameters.seed, g * 8 + kPwm);
-    pwm.add(est::parametric_projection(sample, factors, est::FitMethod::pwm, options, engine), count, 0.0);
+    pwm.add(est::parametric_replicas(sample, factors, est::FitMethod::pwm, replicas, segments, engine));
     engine = engine_for(parameters.seed, g * 8 + kMom);
-    mom.add(est::parametric_projection(sample, factors, est::FitMethod::mom, options, engine), count, 0.0);
+    mom.add(est::parametric_replicas(sample, factors, est::FitMethod::mom, replicas, segments, engine));
+  }
+  if (!disagreements.empty()) {
+    std::string summary =
+        text(disagreements.size() == 1 ? "PWM and MOM GEV fits disagree in %.0f group (%.1f %% of the assessed time); "
+                                         "treat its predictions with care."
+                                       : "PWM and MOM GEV fits disagree in %.0f groups (%.1f %% of the assessed time); "
+                                         "treat their predictions with care.",
+             static_cast<double>(disagreements.size()),
+             assessed_time > 0.0 ? 100.0 * disagreeing_time / assessed_time : 0.0);
+    add_warning_cases(analysis, "fit_disagreement", std::move(summary), std::move(disagreements));
   }
   if (factors.empty()) return;
   const est::VarianceInflation inflation = segment_time_inflation(run, analysis);
   const double vif = inflation.factor;
   analysis.prediction_variance_inflation = vif;
   warn_if_autocorrelated(analysis, inflation);
-  add_total(analysis, "nonparametric", nonparametric, calibration, world_size, vif);
-  add_total(analysis, "pwm", pwm, calibration, world_size, vif);
-  add_total(analysis, "mom", mom, calibration, world_size, vif);
+  MethodCases cases;
+  add_total(analysis, "nonparametric", nonparametric, calibration, world_size, vif, cases);
+  add_total(analysis, "pwm", pwm, calibration, world_size, vif, cases);
+  add_total(analysis, "mom", mom, calibration, world_size, vif, cases);
+  choose_headline(analysis, facts, pwm);
 
   // Per-rank variants: each sample is one rank's arrival, so f× processes
   // is the maximum of f·P arrivals; the late rank's wait (the collective's own
@@ -303,37 +349,45 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
     nodes.insert(info.node_id);
     shared_node = shared_node || info.local_rank > 0;
   }
-  if (nodes.size() < 2 && !shared_node) return;
-  const std::vector<std::vector<est::RankSamples>> arrivals = per_rank_arrivals(run, analysis);
-  if (arrivals.size() != group_late_wait.size() || arrivals.empty()) return;
-  std::vector<double> rank_factors;
-  for (const double factor : factors) rank_factors.push_back(factor * world_size);
-  auto per_rank_variant = [&](const std::string& method, bool inter_node, std::size_t partitions) {
-    MethodTotals totals(factors.size());
-    const std::size_t replicas_per_partition =
-        std::max<std::size_t>(1, options.replicas / std::max<std::size_t>(1, partitions));
-    std::size_t usable_index = 0;
-    for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
-      if (!analysis.groups[g].usable) continue;
-      auto engine = engine_for(parameters.seed, g * 8 + (inter_node ? kInterNode : kIntraNode));
-      const auto& ranks = arrivals[usable_index];
-      const auto projection = inter_node ? est::inter_node_projection(ranks, rank_factors, est::FitMethod::pwm,
-                                                                      replicas_per_partition, parameters.ci, engine)
-                                         : est::intra_node_projection(ranks, rank_factors, est::FitMethod::pwm,
-                                                                      replicas_per_partition, parameters.ci, engine);
-      const double count = static_cast<double>(analysis.groups[g].members.size());
-      totals.add(projection, count, group_late_wait[usable_index]);
-      if (usable_index < group_segment_variance.size())
-        totals.add_run_variance(group_segment_variance[usable_index], count);
-      ++usable_index;
+  const std::vector<std::vector<est::RankSamples>> arrivals =
+      nodes.size() > 1 || shared_node ? per_rank_arrivals(run, analysis) : std::vector<std::vector<est::RankSamples>>{};
+  if (arrivals.size() == group_late_wait.size() && !arrivals.empty()) {
+    std::vector<double> rank_factors;
+    for (const double factor : factors) rank_factors.push_back(factor * world_size);
+    auto per_rank_variant = [&](const std::string& method, est::RankPartition partition, std::size_t partitions) {
+      est::RunTotals totals(factors.size());
+      const std::size_t per_partition = std::max<std::size_t>(1, replicas / std::max<std::size_t>(1, partitions));
+      std::size_t usable_index = 0;
+      for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
+        if (!analysis.groups[g].usable) continue;
+        const bool by_node = partition == est::RankPartition::node;
+        auto engine = engine_for(parameters.seed, g * 8 + (by_node ? kInterNode : kIntraNode));
+        totals.add(est::partitioned_replicas(arrivals[usable_index], rank_factors, est::FitMethod::pwm, partition,
+                                             per_partition, analysis.groups[g].members.size(), engine),
+                   group_late_wait[usable_index]);
+        ++usable_index;
+      }
+      add_total(analysis, method, totals, calibration, world_size, vif, cases);
+    };
+    if (nodes.size() > 1) per_rank_variant("pwm-internode", est::RankPartition::node, nodes.size());
+    if (shared_node) {
+      std::set<std::int32_t> local_ranks;
+      for (const RankInfo& info : run.ranks) local_ranks.insert(info.local_rank);
+      per_rank_variant("pwm-intranode", est::RankPartition::local_rank, local_ranks.size());
     }
-    add_total(analysis, method, totals, calibration, world_size, vif);
-  };
-  if (nodes.size() > 1) per_rank_variant("pwm-internode", true, nodes.size());
-  if (shared_node) {
-    std::set<std::int32_t> local_ranks;
-    for (const RankInfo& info : run.ranks) local_ranks.insert(info.local_rank);
-    per_rank_variant("pwm-intranode", false, local_ranks.size());
+  }
+  if (!cases.unavailable.empty()) {
+    add_warning_cases(analysis, "prediction_unavailable",
+                      "No prediction from some methods: a group had no valid bootstrap replica.",
+                      std::move(cases.unavailable));
+  }
+  if (!cases.misses_extremes.empty()) {
+    add_warning_cases(analysis, "fit_misses_extremes",
+                      "A GEV fit could not project more than a third of its bootstrap replicas (they took the "
+                      "fallback: the other GEV method, then the non-parametric value): the segment maxima hold "
+                      "extremes the fit does not reproduce (e.g. rare long delays); prefer the non-parametric "
+                      "prediction.",
+                      std::move(cases.misses_extremes));
   }
 }
 

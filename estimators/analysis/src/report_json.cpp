@@ -74,19 +74,54 @@ json stragglers_json(const RunAnalysis& analysis) {
   return {{"ranks", ranks}, {"nodes", nodes}};
 }
 
+json prediction_json(const Prediction& prediction) {
+  return {{"method", prediction.method},
+          {"factor", number(prediction.factor)},
+          {"processes", number(prediction.processes)},
+          {"median_s", number(prediction.median_s)},
+          {"ci_low_s", number(prediction.ci_low_s)},
+          {"ci_high_s", number(prediction.ci_high_s)},
+          {"pi_low_s", number(prediction.pi_low_s)},
+          {"pi_high_s", number(prediction.pi_high_s)},
+          {"replicas_failed", prediction.replicas_failed},
+          {"variance_inflation", number(prediction.variance_inflation)}};
+}
+
 json predictions_json(const RunAnalysis& analysis) {
   json predictions = json::array();
-  for (const Prediction& prediction : analysis.predictions) {
-    predictions.push_back({{"method", prediction.method},
-                           {"factor", number(prediction.factor)},
-                           {"processes", number(prediction.processes)},
-                           {"median_s", number(prediction.median_s)},
-                           {"ci_low_s", number(prediction.ci_low_s)},
-                           {"ci_high_s", number(prediction.ci_high_s)},
-                           {"replicas_failed", prediction.replicas_failed},
-                           {"variance_inflation", number(prediction.variance_inflation)}});
-  }
+  for (const Prediction& prediction : analysis.predictions) predictions.push_back(prediction_json(prediction));
   return predictions;
+}
+
+// The headline: the method's rows, one per size (null without predictions).
+json headline_json(const RunAnalysis& analysis) {
+  const PredictionHeadline& headline = analysis.prediction_headline;
+  if (headline.method.empty()) return nullptr;
+  json rows = json::array();
+  for (const Prediction& prediction : analysis.predictions) {
+    if (prediction.method == headline.method) rows.push_back(prediction_json(prediction));
+  }
+  return {{"method", headline.method}, {"reason", headline.reason}, {"predictions", rows}};
+}
+
+json warnings_json(const RunAnalysis& analysis) {
+  json warnings = json::array();
+  for (const Warning& warning : analysis.warnings) {
+    json cases = json::array();
+    for (const WarningCase& item : warning.cases) {
+      json values = json::object();
+      for (const auto& [name, value] : item.values) values[name] = number(value);
+      cases.push_back({{"subject", item.subject},
+                       {"severity", number(item.severity)},
+                       {"detail", item.detail},
+                       {"values", values}});
+    }
+    warnings.push_back({{"code", warning.code},
+                        {"message", warning.message},
+                        {"count", std::max<std::size_t>(1, warning.cases.size())},
+                        {"cases", cases}});
+  }
+  return warnings;
 }
 
 json components_json(const ComponentShares& shares) {
@@ -158,10 +193,6 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
   for (const GroupResult& group : analysis.groups) {
     if (group.usable) usable_segments += group.members.size();
   }
-  json warnings = json::array();
-  for (const Warning& warning : analysis.warnings) {
-    warnings.push_back({{"code", warning.code}, {"message", warning.message}});
-  }
   const AnalysisParameters& p = analysis.parameters;
   return {
       {"schema_version", kReportSchemaVersion},
@@ -173,31 +204,32 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
       {"no_estimate_reason", ok ? json(nullptr) : json(analysis.no_estimate_reason)},
       {"method", p.method},
       {"interference_percent", ok ? number(analysis.interference_percent) : json(nullptr)},
-      {"lost_percent", ok ? number(analysis.lost_percent) : json(nullptr)},
+      {"lost_percent", ok ? number(analysis.primary.lost_percent) : json(nullptr)},
       {"lost_percent_ci",
-       ok ? json::array({number(analysis.lost_percent_low), number(analysis.lost_percent_high)}) : json(nullptr)},
-      {"intrinsic_run_time_s", ok ? number(analysis.intrinsic_run_time_s) : json(nullptr)},
+       ok ? json::array({number(analysis.primary.lost_percent_low), number(analysis.primary.lost_percent_high)}) : json(nullptr)},
+      {"intrinsic_run_time_s", ok ? number(analysis.primary.intrinsic_run_time_s) : json(nullptr)},
       {"paper_mad4_percent", ok ? number(analysis.paper_mad4_percent) : json(nullptr)},
-      {"primary", ok ? json{{"groups", analysis.primary_groups},
-                            {"recurring_segments", analysis.recurring_segments},
-                            {"warm_up_segments", analysis.warm_up_segments},
-                            {"clean_relative_spread", number(analysis.clean_relative_spread)},
-                            {"delay_probability", number(analysis.delay_probability)},
-                            {"relative_delay_mean", number(analysis.relative_delay_mean)},
-                            {"unexplained_spread_ratio", number(analysis.unexplained_spread_ratio)},
-                            {"most_segments_delayed", analysis.most_segments_delayed},
-                            {"off_cpu_measured", analysis.off_cpu_measured},
-                            {"rank_excess_s", number(analysis.rank_excess_s)},
-                            {"io_peer_excess_s", number(analysis.io_peer_excess_s)},
-                            {"waiting_ranks", analysis.waiting_ranks},
-                            {"taking_turns", analysis.taking_turns},
-                            {"foreign_cpu_loss_s", number(analysis.foreign_cpu_loss_s)},
-                            {"shared_turns_loss_s", number(analysis.shared_turns_loss_s)},
-                            {"shared_turns_unreferenced_s", number(analysis.shared_turns_unreferenced_s)},
-                            {"boundary_excess_s", number(analysis.boundary_excess_s)},
-                            {"measured_delay_s", number(analysis.measured_delay_s)},
-                            {"measured_added_s", number(analysis.measured_added_s)},
-                            {"work_critical_path_s", number(analysis.work_critical_path_s)}}
+      {"primary", ok ? json{{"groups", analysis.primary.subgroups},
+                            {"recurring_segments", analysis.primary.recurring_segments},
+                            {"warm_up_segments", analysis.primary.warm_up_segments},
+                            {"clean_relative_spread", number(analysis.primary.clean_relative_spread)},
+                            {"delay_probability", number(analysis.primary.delay_probability)},
+                            {"relative_delay_mean", number(analysis.primary.relative_delay_mean)},
+                            {"unexplained_spread_ratio", number(analysis.primary.unexplained_spread_ratio)},
+                            {"most_segments_delayed", analysis.primary.most_segments_delayed},
+                            {"off_cpu_measured", analysis.primary.off_cpu_measured},
+                            {"rank_excess_s", number(analysis.primary.evidence.rank_excess_s)},
+                            {"io_peer_excess_s", number(analysis.primary.evidence.io_peer_excess_s)},
+                            {"waiting_ranks", analysis.primary.waiting_ranks},
+                            {"taking_turns", analysis.primary.taking_turns},
+                            {"foreign_cpu_loss_s", number(analysis.primary.evidence.foreign_cpu_loss_s)},
+                            {"shared_turns_loss_s", number(analysis.primary.evidence.shared_turns_loss_s)},
+                            {"oversubscription_percent", number(analysis.primary.oversubscription_percent)},
+                            {"interval_replicas", analysis.primary.interval_replicas},
+                            {"boundary_excess_s", number(analysis.primary.evidence.boundary_excess_s)},
+                            {"measured_delay_s", number(analysis.primary.evidence.measured_delay_s)},
+                            {"measured_added_s", number(analysis.primary.evidence.measured_added_s)},
+                            {"work_critical_path_s", number(analysis.primary.work_critical_path_s)}}
                      : json(nullptr)},
       {"continuous_interference_percent", ok ? number(analysis.continuous_interference_percent) : json(nullptr)},
       {"class", ok ? json(estimators::to_string(analysis.interference_class)) : json(nullptr)},
@@ -217,8 +249,9 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
       {"interfered_segments", analysis.interfered_segments},
       {"stragglers", stragglers_json(analysis)},
       {"diagnosis", diagnosis_json(analysis.diagnosis)},
+      {"prediction_headline", headline_json(analysis)},
       {"predictions", predictions_json(analysis)},
-      {"warnings", warnings},
+      {"warnings", warnings_json(analysis)},
       {"counter_source", run.meta.counter_source},
       {"counter_unit", run.meta.counter_unit},
       {"parameters",

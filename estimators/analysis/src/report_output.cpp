@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "tremor/analysis/report.hpp"
+#include "tremor/json_text.hpp"
 
 namespace tremor::analysis {
 namespace {
@@ -61,7 +62,7 @@ bool write_groups(RunFileAppender& out, const RunAnalysis& analysis) {
 bool write_predictions(RunFileAppender& out, const RunAnalysis& analysis) {
   constexpr std::string_view path = "/analysis/predictions";
   std::vector<std::string> method;
-  std::vector<double> factor, processes, median, low, high, inflation;
+  std::vector<double> factor, processes, median, low, high, pi_low, pi_high, inflation;
   for (const Prediction& p : analysis.predictions) {
     method.push_back(p.method);
     factor.push_back(p.factor);
@@ -69,12 +70,40 @@ bool write_predictions(RunFileAppender& out, const RunAnalysis& analysis) {
     median.push_back(p.median_s);
     low.push_back(p.ci_low_s);
     high.push_back(p.ci_high_s);
+    pi_low.push_back(p.pi_low_s);
+    pi_high.push_back(p.pi_high_s);
     inflation.push_back(p.variance_inflation);
   }
   return out.write(path, "method", method) && out.write(path, "factor", factor) &&
          out.write(path, "processes", processes) && out.write(path, "median_s", median) &&
          out.write(path, "ci_low_s", low) && out.write(path, "ci_high_s", high) &&
-         out.write(path, "variance_inflation", inflation);
+         out.write(path, "pi_low_s", pi_low) && out.write(path, "pi_high_s", pi_high) &&
+         out.write(path, "variance_inflation", inflation) &&
+         out.set_text(path, "headline_method", analysis.prediction_headline.method) &&
+         out.set_text(path, "headline_reason", analysis.prediction_headline.reason);
+}
+
+// One row per kind of warning (with its case count), one row per case below.
+bool write_warnings(RunFileAppender& out, const RunAnalysis& analysis) {
+  std::vector<std::string> codes, messages, case_codes, subjects, details;
+  std::vector<std::int64_t> counts;
+  std::vector<double> severities;
+  for (const Warning& warning : analysis.warnings) {
+    codes.push_back(warning.code);
+    messages.push_back(warning.message);
+    counts.push_back(static_cast<std::int64_t>(std::max<std::size_t>(1, warning.cases.size())));
+    for (const WarningCase& item : warning.cases) {
+      case_codes.push_back(warning.code);
+      subjects.push_back(item.subject);
+      details.push_back(item.detail);
+      severities.push_back(item.severity);
+    }
+  }
+  constexpr std::string_view path = "/analysis/warnings";
+  constexpr std::string_view cases = "/analysis/warnings/cases";
+  return out.write(path, "code", codes) && out.write(path, "message", messages) && out.write(path, "count", counts) &&
+         out.write(cases, "code", case_codes) && out.write(cases, "subject", subjects) &&
+         out.write(cases, "detail", details) && out.write(cases, "severity", severities);
 }
 
 bool write_slow(RunFileAppender& out, const Diagnosis& diagnosis) {
@@ -201,11 +230,6 @@ bool write_analysis(RunFileAppender& out, const RunAnalysis& analysis, const nlo
   std::vector<std::int64_t> segment_class;
   segment_class.reserve(analysis.segment_class.size());
   for (const SegmentClass c : analysis.segment_class) segment_class.push_back(static_cast<std::int64_t>(c));
-  std::vector<std::string> warning_codes, warning_messages;
-  for (const Warning& warning : analysis.warnings) {
-    warning_codes.push_back(warning.code);
-    warning_messages.push_back(warning.message);
-  }
   // Per-segment charges in single precision (7 digits): the largest part of a
   // long run's file, and read only by the plots.
   auto single = [](const std::vector<double>& values) { return std::vector<float>(values.begin(), values.end()); };
@@ -213,20 +237,18 @@ bool write_analysis(RunFileAppender& out, const RunAnalysis& analysis, const nlo
   const bool ok = analysis.estimate_possible;
   return out.write("/analysis/segments", "group", group) && out.write("/analysis/segments", "class", segment_class) &&
          out.write("/analysis/segments", "impact_s", std::span<const float>(single(analysis.segment_impact_s))) &&
-         out.write("/analysis/segments", "lost_s", std::span<const float>(single(analysis.segment_lost_s))) &&
+         out.write("/analysis/segments", "lost_s", std::span<const float>(single(analysis.primary.segment_lost_s))) &&
          out.write("/analysis/segments", "mad4_impact_s", std::span<const float>(single(analysis.segment_mad4_impact_s))) &&
          write_groups(out, analysis) && write_predictions(out, analysis) && write_diagnosis(out, analysis.diagnosis) &&
-         out.write("/analysis/warnings", "code", warning_codes) &&
-         out.write("/analysis/warnings", "message", warning_messages) &&
-         out.set_integer("/analysis", "report_schema_version", kReportSchemaVersion) &&
+         write_warnings(out, analysis) && out.set_integer("/analysis", "report_schema_version", kReportSchemaVersion) &&
          out.set_integer("/analysis", "estimate_possible", ok ? 1 : 0) &&
          out.set_text("/analysis", "no_estimate_reason", analysis.no_estimate_reason) &&
          out.set_number("/analysis", "interference_percent", analysis.interference_percent) &&
          out.set_text("/analysis", "method", p.method) &&
-         out.set_number("/analysis", "lost_percent", analysis.lost_percent) &&
-         out.set_number("/analysis", "lost_percent_low", analysis.lost_percent_low) &&
-         out.set_number("/analysis", "lost_percent_high", analysis.lost_percent_high) &&
-         out.set_number("/analysis", "intrinsic_run_time_s", analysis.intrinsic_run_time_s) &&
+         out.set_number("/analysis", "lost_percent", analysis.primary.lost_percent) &&
+         out.set_number("/analysis", "lost_percent_low", analysis.primary.lost_percent_low) &&
+         out.set_number("/analysis", "lost_percent_high", analysis.primary.lost_percent_high) &&
+         out.set_number("/analysis", "intrinsic_run_time_s", analysis.primary.intrinsic_run_time_s) &&
          out.set_number("/analysis", "paper_mad4_percent", analysis.paper_mad4_percent) &&
          out.set_number("/analysis", "continuous_interference_percent", analysis.continuous_interference_percent) &&
          out.set_text("/analysis", "class", ok ? estimators::to_string(analysis.interference_class) : "none") &&
@@ -238,7 +260,7 @@ bool write_analysis(RunFileAppender& out, const RunAnalysis& analysis, const nlo
          out.set_number("/analysis", "cluster_threshold", p.cluster_threshold) &&
          out.set_integer("/analysis", "min_group", p.min_group) &&
          out.set_integer("/analysis", "replicas", p.replicas) && out.set_number("/analysis", "ci", p.ci) &&
-         out.write_text("/analysis", "report_json", report.dump());
+         out.write_text("/analysis", "report_json", json_text(report));
 }
 
 void report_run(const RunData& run, const Config& config, const std::optional<std::filesystem::path>& h5,
@@ -259,14 +281,14 @@ void report_run(const RunData& run, const Config& config, const std::optional<st
     }
     if (json_path) {
       std::string error;
-      if (!write_reserved_file(*json_path, report.dump(2) + "\n", error)) {
+      if (!write_reserved_file(*json_path, json_text(report, 2) + "\n", error)) {
         std::fprintf(stream, "[tremor] cannot write the JSON report: %s\n", error.c_str());
       }
     }
     const bool text = config.report == ReportFormat::text || config.report == ReportFormat::both;
     const bool json = config.report == ReportFormat::json || config.report == ReportFormat::both;
     if (text) write_all(stream, render_text_report(run, analysis, output_file));
-    if (json) write_all(stream, report.dump(2) + "\n");
+    if (json) write_all(stream, json_text(report, 2) + "\n");
     std::fflush(stream);
   } catch (const std::exception& error) {
     std::fprintf(stream, "[tremor] analysis failed: %s\n", error.what());

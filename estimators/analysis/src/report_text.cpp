@@ -78,28 +78,20 @@ std::string partial_reason_text(const std::string& code) {
 // (at least 2 % of it): the measured delays, and ranks that waited for a CPU
 // (run queue) when that waiting weighs on the run too.
 void measured_line(std::ostringstream& out, const RunData& run, const RunAnalysis& analysis) {
-  if (!(analysis.measured_delay_s > 0.02 * analysis.run_time_s) && !analysis.taking_turns) return;
+  if (!(analysis.primary.evidence.measured_delay_s > 0.02 * analysis.run_time_s) && !analysis.primary.taking_turns) return;
   std::string text = format(
       "Measured: %.3f s of delays: ranks off the CPU or stalled in I/O %.3f s (I/O stalls "
       "%.3f s), late collectives %.3f s (a rank off the CPU inside a collective counts in both)",
-      analysis.measured_delay_s, analysis.rank_excess_s, analysis.io_peer_excess_s, analysis.boundary_excess_s);
-  if (analysis.foreign_cpu_loss_s > 0.0)
-    text += format(", CPU taken by other processes %.3f s", analysis.foreign_cpu_loss_s);
-  if (analysis.shared_turns_loss_s > analysis.foreign_cpu_loss_s)
-    text += format(", lost by turns taken beside them %.3f s (that CPU time included)", analysis.shared_turns_loss_s);
+      analysis.primary.evidence.measured_delay_s, analysis.primary.evidence.rank_excess_s, analysis.primary.evidence.io_peer_excess_s, analysis.primary.evidence.boundary_excess_s);
+  if (analysis.primary.evidence.foreign_cpu_loss_s > 0.0)
+    text += format(", CPU taken by other processes %.3f s", analysis.primary.evidence.foreign_cpu_loss_s);
+  if (analysis.primary.evidence.shared_turns_loss_s > analysis.primary.evidence.foreign_cpu_loss_s)
+    text += format(", lost by turns taken beside them %.3f s (that CPU time included)", analysis.primary.evidence.shared_turns_loss_s);
   text += ".";
-  if (analysis.taking_turns) {
+  if (analysis.primary.taking_turns) {
     text +=
         " The job puts more ranks than CPUs on a node: its ranks take turns on them, so only measured delays "
-        "are charged, not the spread of the durations; the interval runs from the delays measured "
-        "directly to the most the ranks' work allows.";
-    if (analysis.shared_turns_unreferenced_s > 0.02 * analysis.run_time_s) {
-      text += format(
-          " Of the time lost by turns, %.3f s went to segments another process shared with no unshared "
-          "segment of their group to compare with (it ran beside the whole run, or they belong to no group): "
-          "their time beyond their work, so what the ranks' own turns cost there is included.",
-          analysis.shared_turns_unreferenced_s);
-    }
+        "are charged, not the spread of the durations.";
   }
   double waited = 0.0;
   for (const std::int32_t rank : run.detail.ranks) {
@@ -107,8 +99,8 @@ void measured_line(std::ostringstream& out, const RunData& run, const RunAnalysi
     if (r < run.ranks.size() && std::isfinite(run.ranks[r].run_queue_delay_s)) waited += run.ranks[r].run_queue_delay_s;
   }
   const double per_rank = run.detail.ranks.empty() ? 0.0 : waited / static_cast<double>(run.detail.ranks.size());
-  if (analysis.waiting_ranks > 0 && per_rank > 0.02 * analysis.run_time_s) {
-    text += format(" %zu of %zu detail ranks waited %.3f s in all for a CPU (run queue)%s.", analysis.waiting_ranks,
+  if (analysis.primary.waiting_ranks > 0 && per_rank > 0.02 * analysis.run_time_s) {
+    text += format(" %zu of %zu detail ranks waited %.3f s in all for a CPU (run queue)%s.", analysis.primary.waiting_ranks,
                    run.detail.ranks.size(), waited,
                    per_rank > 0.05 * analysis.run_time_s ? ": something else runs on their cores" : "");
   }
@@ -129,13 +121,19 @@ void header(std::ostringstream& out, const RunData& run, const RunAnalysis& anal
     if (analysis.parameters.method == "mad4") {
       wrap(out, format("Method: the paper's median + 4 MAD rule. Tremor's primary estimate: %.1f %% "
                        "(95 %% interval %.1f-%.1f %%), intrinsic run time %.3f s",
-                       analysis.lost_percent, analysis.lost_percent_low, analysis.lost_percent_high,
-                       analysis.intrinsic_run_time_s));
+                       analysis.primary.lost_percent, analysis.primary.lost_percent_low, analysis.primary.lost_percent_high,
+                       analysis.primary.intrinsic_run_time_s));
     } else {
       wrap(out, format("95 %% interval %.1f-%.1f %%; without it the run would have taken %.3f s "
                        "(intrinsic run time). Paper's median + 4 MAD figure: %.1f %%",
-                       analysis.lost_percent_low, analysis.lost_percent_high, analysis.intrinsic_run_time_s,
+                       analysis.primary.lost_percent_low, analysis.primary.lost_percent_high, analysis.primary.intrinsic_run_time_s,
                        analysis.paper_mad4_percent));
+    }
+    if (analysis.primary.taking_turns) {
+      wrap(out, format("Oversubscribed: ranks outnumber their node's CPUs and take turns on them, the job's own "
+                       "cost, not interference. %.1f %% of the run went to turns beside another process that "
+                       "cannot be told from that process's cost (reported apart, not in the figure above).",
+                       analysis.primary.oversubscription_percent));
     }
     wrap(out, format("Continuous interference (upper bound, reported apart): %.1f %%",
                      analysis.continuous_interference_percent));
@@ -243,14 +241,30 @@ void diagnosis(std::ostringstream& out, const RunAnalysis& analysis) {
                 d.lost_components.io);
 }
 
+// The headline first (one time per size, from the method the data support),
+// then every method with both intervals.
 void predictions(std::ostringstream& out, const RunAnalysis& analysis) {
   if (analysis.predictions.empty()) return;
+  const double level = 100.0 * analysis.parameters.ci;
+  const PredictionHeadline& headline = analysis.prediction_headline;
   out << '\n';
-  wrap(out, format("Predicted run time at more processes (median and %.0f %% CI, s):", 100.0 * analysis.parameters.ci));
-  out << "  method          factor  processes     median        CI low       CI high\n";
+  if (!headline.method.empty()) {
+    wrap(out, format("Predicted run time (%.0f %% prediction interval for one run), method %s: %s:", level,
+                     headline.method.c_str(), headline.reason.c_str()));
+    for (const Prediction& prediction : analysis.predictions) {
+      if (prediction.method != headline.method) continue;
+      out << format("  %6g processes (x%g): %10.3f s   [%.3f, %.3f] s\n", prediction.processes, prediction.factor,
+                    prediction.median_s, prediction.pi_low_s, prediction.pi_high_s);
+    }
+  }
+  wrap(out, format("All methods (s): median and %.0f %% CI of the expected run time, %.0f %% prediction "
+                   "interval (PI) for one run:",
+                   level, level));
+  out << "  method         factor  procs   median   CI expected run      PI one run\n";
   for (const Prediction& prediction : analysis.predictions) {
-    out << format("  %-15s %6g %10g %10.3f  %12.3f  %12.3f\n", prediction.method.c_str(), prediction.factor,
-                  prediction.processes, prediction.median_s, prediction.ci_low_s, prediction.ci_high_s);
+    out << format("  %-14s %6g %6g %8.3f  %8.3f-%-8.3f  %8.3f-%-8.3f\n", prediction.method.c_str(), prediction.factor,
+                  prediction.processes, prediction.median_s, prediction.ci_low_s, prediction.ci_high_s,
+                  prediction.pi_low_s, prediction.pi_high_s);
   }
   wrap(out, format("Segment-time variance inflation (autocorrelation): %.2f; intervals widened \u00d7%.2f.",
                    analysis.prediction_variance_inflation, std::sqrt(analysis.prediction_variance_inflation)));

@@ -51,7 +51,7 @@ inline constexpr std::array<SettingInfo, static_cast<std::size_t>(Setting::count
      "Comma list of call families to delay: p2p, coll, rma, mpiio, posix (or all); "
      "docs/intercepted_calls.md gives each call's family."},
     {"TREMOR_INJECT_RANKS", "all",
-     "Ranks of MPI_COMM_WORLD to delay: all, or a list of ranks and ranges such as 0,2-3."},
+     "Ranks of MPI_COMM_WORLD to delay: all, or a list of ranks and ranges such as 0,2-3, each a rank of the run."},
     {"TREMOR_INJECT_SEED", "1",
      "Seed (unsigned 64-bit); each rank's engine is seeded from seed and rank, so "
      "the same seed and call sequence give the same delays."},
@@ -113,15 +113,17 @@ struct ParseResult {
 // Looks a variable up; returns nullptr when unset (getenv in production).
 using EnvLookup = const char* (*)(const char* name);
 
-// Parses and validates every setting for the given MPI_COMM_WORLD rank.
-ParseResult parse_config(EnvLookup lookup, int rank);
+// Parses and validates every setting for the given MPI_COMM_WORLD rank of a
+// run of world_size processes (TREMOR_INJECT_RANKS may name only its ranks).
+ParseResult parse_config(EnvLookup lookup, int rank, int world_size);
 
 // Individual validators, exposed for unit tests. Each returns false on a bad
 // value and leaves `out` untouched.
 bool parse_nonnegative(std::string_view text, double max_value, double& out);
 bool parse_probability(std::string_view text, double& out);
 bool parse_families(std::string_view text, unsigned& out);
-bool parse_rank_selection(std::string_view text, int rank, bool& selected);
+// `largest`, if given, receives the largest rank named (-1 for "all").
+bool parse_rank_selection(std::string_view text, int rank, bool& selected, long long* largest = nullptr);
 bool parse_seed(std::string_view text, std::uint64_t& out);
 
 }  // namespace tremor::inject

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -15,6 +16,9 @@
 namespace tremor {
 
 enum class ReportFormat { text, json, both, none };
+
+// Most process-count factors TREMOR_SCALES (and --scales) may list.
+inline constexpr std::size_t kMaxScaleFactors = 32;
 
 struct Config {
   bool enabled = true;
@@ -32,6 +36,9 @@ struct Config {
   // Crash-recovery spill: seconds between appends of the buffered segments
   // (0: at every boundary); negative: no spill.
   double spill_interval_s = 1.0;
+  // Seconds Tremor's end-of-run work may take once every rank reached
+  // MPI_Finalize; past it Tremor stops and MPI_Finalize proceeds. Negative: no limit.
+  double finalize_limit_s = 60.0;
 };
 
 struct Setting {
@@ -59,8 +66,18 @@ struct ConfigResult {
 
 // Reads every setting; a missing or bad value keeps its default. If
 // TREMOR_CONFIG names a file of NAME=VALUE lines, those are read first and
-// the environment overrides them.
+// the environment overrides them. The file must be a regular file of at most
+// kMaxConfigFileBytes; anything else (a FIFO, a device, a directory, a larger
+// file) is not read, with one message, and the defaults apply.
 ConfigResult load_config(const EnvLookup& lookup);
+
+inline constexpr std::size_t kMaxConfigFileBytes = std::size_t{1} << 20;
+inline constexpr int kMaxConfigFileLines = 10000;  // lines after these are ignored
+
+// The NAME=VALUE lines of a settings file's text (trimmed; '#' starts a
+// comment line); a line without '=' adds a message and is ignored.
+void parse_config_text(std::string_view text, std::map<std::string, std::string, std::less<>>& values,
+                       std::vector<std::string>& messages);
 
 // Every setting with the value in use, in table order.
 std::vector<std::pair<std::string, std::string>> effective_configuration(const Config& config);

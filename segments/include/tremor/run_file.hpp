@@ -26,8 +26,15 @@ bool write_run(const std::filesystem::path& path, const RunData& run, std::strin
                ExistingFile existing = ExistingFile::refuse);
 
 // Reads and validates a run file (schema version, presence, shapes, index
-// ranges); std::nullopt with the reason in `error` on any problem.
+// ranges, then validate_run); std::nullopt with the reason in `error` on any
+// problem. A file HDF5 finds damaged (a checksum error) is reported as such.
 std::optional<RunData> read_run(const std::filesystem::path& path, std::string& error);
+
+// The values of a run (run_file_validate.cpp): times, durations and metrics
+// finite and >= 0, world size >= 1, rank, node, call and bin ids in range.
+// false with "invalid value in <dataset>[<i>] = <v>: <rule>" in `error`.
+bool validate_run(const RunData& run, std::string& error);
+bool validate_run_metadata(const RunMetadata& meta, std::string& error);
 
 // Adds groups, datasets and attributes to an existing run file (Tremor's
 // own: it is edited in memory and replaced atomically at close(), so a full

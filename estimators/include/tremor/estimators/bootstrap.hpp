@@ -14,6 +14,7 @@
 
 #include "tremor/estimators/gev_fit.hpp"
 #include "tremor/estimators/order_statistics.hpp"
+#include "tremor/estimators/run_simulation.hpp"
 
 namespace tremor::estimators {
 
@@ -50,11 +51,17 @@ struct ScalePrediction {
   PercentileSummary replicas;  ///< median and CI over bootstrap replicas
   std::size_t replicas_used = 0;
   std::size_t replicas_failed = 0;  ///< replicas whose own fit could not project (they took the fallback)
+  /// With BootstrapOptions::segments = n > 0: the sum of n maxima at the factor. `run_expected`
+  /// summarizes n × the replicas' expected maximum (its CI: that of the expected sum), `one_run`
+  /// one simulated run per replica (its interval: a prediction interval for one run's sum).
+  PercentileSummary run_expected;
+  PercentileSummary one_run;
 };
 
 struct BootstrapOptions {
   std::size_t replicas = kDefaultReplicas;
   double ci = kDefaultConfidence;
+  std::size_t segments = 0;  ///< > 0: each replica also simulates one run of this many segments
 };
 
 /// Non-parametric projection: resample the sample, evaluate empirical_expected_maximum at m.
@@ -70,6 +77,16 @@ std::vector<ScalePrediction> nonparametric_projection(std::span<const double> sa
 std::vector<ScalePrediction> parametric_projection(std::span<const double> sample, std::span<const double> factors,
                                                    FitMethod method, const BootstrapOptions& options,
                                                    std::mt19937_64& engine);
+
+/// The replicas behind the projections above, kept per replica so that groups
+/// can be summed replica by replica (RunTotals). With `segments` > 0 each
+/// replica also simulates one run of that many maxima from the law its value
+/// came from (the refit GEV scaled by max-stability, the fallback's law, or
+/// the resample), drawn from an engine seeded by one draw of `engine`.
+GroupReplicas nonparametric_replicas(std::span<const double> sample, std::span<const double> factors,
+                                     std::size_t replicas, std::size_t segments, std::mt19937_64& engine);
+GroupReplicas parametric_replicas(std::span<const double> sample, std::span<const double> factors, FitMethod method,
+                                  std::size_t replicas, std::size_t segments, std::mt19937_64& engine);
 
 /// Per-rank maxima with the rank's placement.
 struct RankSamples {
@@ -87,5 +104,10 @@ std::vector<ScalePrediction> inter_node_projection(std::span<const RankSamples> 
 std::vector<ScalePrediction> intra_node_projection(std::span<const RankSamples> ranks, std::span<const double> factors,
                                                    FitMethod method, std::size_t replicas_per_partition, double ci,
                                                    std::mt19937_64& engine);
+/// The replicas of the two variants (partitions in key order, replicas pooled).
+enum class RankPartition { node, local_rank };
+GroupReplicas partitioned_replicas(std::span<const RankSamples> ranks, std::span<const double> factors,
+                                   FitMethod method, RankPartition partition, std::size_t replicas_per_partition,
+                                   std::size_t segments, std::mt19937_64& engine);
 
 }  // namespace tremor::estimators

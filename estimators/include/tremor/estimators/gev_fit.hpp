@@ -91,6 +91,10 @@ struct Projection {
 };
 /// EMMA for GEV fits, the sample maximum (no projection) for the empirical fallback.
 Projection project_maximum(const GevFit& fit, double m);
+/// The exact E[max of m] of a GEV fit by max-stability (exact_expected_maximum; none for k <= −1),
+/// with the same validity rule and fallback value: what the bootstrap projections use, since
+/// EMMA is biased for k != 0 (docs/statistics.md#emma).
+Projection project_expected_maximum(const GevFit& fit, double m);
 
 struct DisagreementLimits {
   double max_abs_dk = 0.35;

@@ -49,6 +49,11 @@ struct MeasuredDelayGroup {
   /// Per segment: the excesses of the waiting rows summed (empty without waiting rows).
   std::vector<double> waiting_sum_s;
   double total_excess_s = 0.0;
+  /// Standard error of the charge level (the asymptotic standard error of
+  /// the clean quantile it is read from), and the segments charged over it:
+  /// the total excess errs by up to their product.
+  double level_standard_error_s = 0.0;
+  std::size_t charged_segments = 0;
 };
 
 /// `cells` is one group's measured times, row-major [ranks x segments] (one row

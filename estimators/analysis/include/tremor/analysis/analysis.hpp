@@ -7,10 +7,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tremor/analysis/diagnosis.hpp"
 #include "tremor/analysis/parameters.hpp"
+#include "tremor/analysis/primary.hpp"
 #include "tremor/estimators/interference.hpp"
 #include "tremor/run_data.hpp"
 
@@ -44,7 +46,7 @@ struct GroupResult {
   double impact_s = 0.0;
   double continuous_impact_s = 0.0;
   // Primary estimate (summed over the group's primary subgroups, see
-  // RunAnalysis::primary_groups): intrinsic duration and lost time.
+  // PrimaryEstimate::subgroups): intrinsic duration and lost time.
   double intrinsic_s = 0.0;  // size-weighted mean of the subgroups' intrinsic durations
   double lost_s = 0.0;
   GevSummary pwm;
@@ -73,16 +75,33 @@ struct Prediction {
   std::string method;  // nonparametric, pwm, mom, pwm-internode, pwm-intranode
   double factor = 1.0;
   double processes = 0.0;
-  double median_s = 0.0;
-  double ci_low_s = 0.0;
+  double median_s = 0.0;  // the expected run time (bootstrap median)
+  double ci_low_s = 0.0;  // CI of the expected run time
   double ci_high_s = 0.0;
+  double pi_low_s = 0.0;  // prediction interval for one run at that size
+  double pi_high_s = 0.0;
   std::size_t replicas_failed = 0;  // summed over groups
-  double variance_inflation = 1.0;  // segment-time VIF that widened the interval (×√VIF)
+  double variance_inflation = 1.0;  // segment-time VIF that widened both intervals (×√VIF)
+};
+
+// The method the headline prediction comes from, and why (predictions.cpp).
+struct PredictionHeadline {
+  std::string method;  // "" when no method predicted
+  std::string reason;
+};
+
+// One case of a warning raised per item (a group, a method).
+struct WarningCase {
+  std::string subject;                                      // e.g. "group 12", "pwm"
+  double severity = 0.0;                                    // larger is worse: cases are kept worst first
+  std::string detail;                                       // a few words for people
+  std::vector<std::pair<std::string, double>> values = {};  // named figures, for the JSON
 };
 
 struct Warning {
   std::string code;     // stable identifier, e.g. "few_segments"
-  std::string message;  // one sentence for people
+  std::string message;  // one sentence for people; with cases: their count and the worst ones
+  std::vector<WarningCase> cases = {};  // every case, worst first; empty for a run-wide warning
 };
 
 struct RunAnalysis {
@@ -101,50 +120,9 @@ struct RunAnalysis {
   std::vector<GroupResult> groups;
   std::size_t usable_groups = 0;
   double usable_time_fraction = 0.0;  // of run time, inside usable groups
-  // The headline: lost_percent (method "primary") or paper_mad4_percent ("mad4").
+  // The headline: primary.lost_percent (method "primary") or paper_mad4_percent ("mad4").
   double interference_percent = 0.0;
-  // Primary estimate: time lost against each group's intrinsic duration.
-  double lost_percent = 0.0;
-  double lost_percent_low = 0.0;  // 95 % (parameters.ci) interval
-  double lost_percent_high = 0.0;
-  double intrinsic_run_time_s = 0.0;   // run time - lost time
-  std::vector<double> segment_lost_s;  // primary, per segment
-  // Compact (they are kept for every segment): the primary subgroup (-1 outside
-  // usable groups), its posterior P(delayed), and each subgroup's intrinsic duration.
-  std::vector<std::int32_t> segment_primary_group;
-  std::vector<float> segment_delay_probability;
-  std::vector<double> primary_intrinsic_s;  // per primary subgroup
-  std::size_t primary_groups = 0;           // groups after splitting by the previous segment's signature
-  std::size_t recurring_segments = 0;       // in split-off subgroups: compared with the same place in the cycle only
-  std::size_t warm_up_segments = 0;    // each group's first segment, set apart as warm-up (not charged by the model)
-  double clean_relative_spread = 0.0;  // pooled mixture: sigma, p, tau (relative to the intrinsic duration)
-  double delay_probability = 0.0;
-  double relative_delay_mean = 0.0;
-  double unexplained_spread_ratio = 0.0;  // durations' spread / work's (0: no work column)
-  bool most_segments_delayed = false;     // the clean spread was read from the lowest values only
-  bool off_cpu_measured = false;          // the run file has off-CPU time per segment and detail rank
-  std::size_t waiting_ranks = 0;          // detail ranks whose off-CPU time was mostly run-queue delay
-  // The job oversubscribes a node: its ranks take turns on the CPUs, so the
-  // durations' spread is not evidence; only measured delays are charged.
-  bool taking_turns = false;
-  double foreign_cpu_loss_s = 0.0;  // sum over segments of the CPU others took on such nodes, over their CPUs
-  // Sum over the segments another process shared of their time beyond their
-  // group's unshared segments (or their work over the CPUs); and how much
-  // that added to every other charge.
-  double shared_turns_loss_s = 0.0;
-  double shared_turns_added_s = 0.0;
-  // The part of shared_turns_loss_s charged to segments with no unshared
-  // segment of their group to compare with: their time beyond their work,
-  // which holds what the ranks' own turns cost there.
-  double shared_turns_unreferenced_s = 0.0;
-  double rank_excess_s = 0.0;      // sum over segments of the worst detail rank's off-CPU + I/O excess
-  double io_peer_excess_s = 0.0;   // sum over segments of the largest I/O time beyond a rank doing the same
-  double boundary_excess_s = 0.0;  // sum over segments of the collective's least wait above its latency
-  double measured_delay_s = 0.0;   // sum over segments of the larger of the two (they overlap)
-  double measured_added_s = 0.0;   // what both added to the lost time beyond the durations' evidence
-  // CPU-time counter: the median detail rank's work per segment, summed; the
-  // run lost at most its run time less this (0: not known).
-  double work_critical_path_s = 0.0;
+  PrimaryEstimate primary;  // the primary estimate (primary.hpp)
   // The paper's figure: excess over median + 4 MAD in (cluster, signature) groups.
   double paper_mad4_percent = 0.0;
   std::vector<double> segment_mad4_impact_s;
@@ -154,6 +132,7 @@ struct RunAnalysis {
   std::vector<RankImpact> stragglers;  // descending impact
   std::vector<NodeImpact> nodes;       // descending impact
   std::vector<Prediction> predictions;
+  PredictionHeadline prediction_headline;
   // Long-run / iid variance of the segment times (autocorrelation), in [1, 10];
   // 1 without predictions or with too few segments.
   double prediction_variance_inflation = 1.0;

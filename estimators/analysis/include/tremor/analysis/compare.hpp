@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -61,10 +62,14 @@ struct PredictionCheck {
   double factor = 0.0;
   double processes = 0.0;
   double median_s = 0.0;
-  double ci_low_s = 0.0;
+  double ci_low_s = 0.0;  // CI of the expected run time
   double ci_high_s = 0.0;
+  double pi_low_s = 0.0;  // prediction interval for one run
+  double pi_high_s = 0.0;
   double actual_s = 0.0;
-  bool inside = false;
+  bool inside = false;     // the actual run time lies in the prediction interval
+  bool inside_ci = false;  // ... in the CI of the expected run time
+  bool headline = false;   // the smaller run's headline method
 };
 
 struct Verdict {
@@ -89,6 +94,10 @@ struct Comparison {
   std::vector<PredictionCheck> predictions;
   std::string predictions_note;   // e.g. why no prediction matched a larger run
   std::vector<Verdict> verdicts;  // each later run against the reference, in order
+  // Runs that are not of the reference's program (another program name, or at
+  // the same process count no group with a signature of the reference's): one
+  // sentence each; such a run gets no intrinsic verdict.
+  std::vector<std::string> warnings;
 };
 
 // The lost-time intervals only cover the uncertainty within each run; the
@@ -106,10 +115,18 @@ Comparison compare_runs(const std::vector<ComparedRun>& runs,
 // Pieces of compare_runs, exposed for tests.
 Verdict compare_intrinsic(const RunRow& reference, const RunRow& compared,
                           double tolerance_percent = kDefaultIntrinsicTolerancePercent);
+// Why `compared` is not a run of `reference`'s program ("" when it is): the
+// program names (the command line's first word, without its directory)
+// differ, or both ran on as many processes and no usable group of the
+// reference has a usable counterpart with its communication and I/O signature.
+std::string program_mismatch(const ComparedRun& reference, const ComparedRun& compared);
 // Per detail rank's node: median (time outside MPI and I/O) / work; empty with
 // `why` set when the run has no usable detail.
 std::vector<std::pair<std::string, double>> node_speeds(const RunData& run, const RunAnalysis& analysis,
                                                         std::string& why);
+
+// The compare page's generator tag: `compare --html` replaces only a file that carries it.
+inline constexpr std::string_view kCompareHtmlMarker = "<meta name=\"generator\" content=\"tremor compare\">";
 
 // Renderings (compare_output.cpp): all three show the same tables. Text marks
 // values that differ from the reference run with `*`; the HTML page is

@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""The accuracy tables of docs/accuracy.md from the kept run tables.
+
+One table per workload, one row per kind: runs, median truth, median
+estimate, median |estimate - truth|, median accuracy (1 - |p(truth) -
+p(estimate)|, the class's logistic score), how many runs' 95 % interval holds
+the truth (coverage) and the interval's median width. Tuning campaigns
+(validation/kinds/) and held-out campaigns (validation/heldout/) are
+printed apart.
+
+usage: accuracy_tables.py [--root DIR] [--update docs/accuracy.md]
+Prints the tables; with --update, rewrites the part of the page between
+its BEGIN/END GENERATED markers.
+"""
+import argparse
+import csv
+import glob
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import campaign_common as common  # noqa: E402
+
+BEGIN = "<!-- BEGIN GENERATED: scripts/campaigns/accuracy_tables.py -->"
+END = "<!-- END GENERATED -->"
+
+
+def number(value):
+    return float(value) if value not in ("", None) else float("nan")
+
+
+def median(values):
+    values = sorted(v for v in values if v == v)
+    if not values:
+        return float("nan")
+    middle = len(values) // 2
+    return values[middle] if len(values) % 2 else 0.5 * (values[middle - 1] + values[middle])
+
+
+def table(rows):
+    lines = ["| kind | runs | median truth % | median estimate % | median abs(Δ) pp | median accuracy | "
+             "interval coverage | median width pp | recorded |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for kind in dict.fromkeys(r["kind"] for r in rows):
+        mine = [r for r in rows if r["kind"] == kind]
+        truth = [number(r["truth_percent"]) for r in mine]
+        estimate = [number(r["primary_percent"]) for r in mine]
+        low = [number(r["primary_ci_low"]) for r in mine]
+        high = [number(r["primary_ci_high"]) for r in mine]
+        covered = sum(1 for t, lo, hi in zip(truth, low, high) if lo <= t <= hi)
+        accuracy = [common.logistic_accuracy(t, e) for t, e in zip(truth, estimate)]
+        recorded = ", ".join(sorted({r.get("date", "") for r in mine} - {""})) or "-"
+        lines.append(f"| {kind} | {len(mine)} | {median(truth):.2f} | {median(estimate):.2f} | "
+                     f"{median([abs(e - t) for e, t in zip(estimate, truth)]):.2f} | {median(accuracy):.3f} | "
+                     f"{covered}/{len(mine)} | {median([h - lo for h, lo in zip(high, low)]):.2f} | {recorded} |")
+    return "\n".join(lines)
+
+
+def section(root, folder, title):
+    parts = [f"### {title}", ""]
+    found = False
+    for path in sorted(glob.glob(os.path.join(root, "validation", folder, "*", "runs.csv"))):
+        with open(path) as handle:
+            rows = list(csv.DictReader(handle))
+        if not rows:
+            continue
+        found = True
+        workload = rows[0]["workload"]
+        plot = os.path.join(os.path.dirname(path), "kinds.png")
+        parts += [f"**{workload}** (`{os.path.relpath(path, root)}`)", "", table(rows), ""]
+        if os.path.exists(plot):
+            parts += [f"![{workload}](../{os.path.relpath(plot, root)})", ""]
+    if not found:
+        parts += ["None recorded yet.", ""]
+    return parts
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--root", default=common.REPOSITORY)
+    parser.add_argument("--update", metavar="PAGE")
+    args = parser.parse_args()
+    lines = section(args.root, "heldout", "Held out (recorded after the model was frozen)")
+    lines += section(args.root, "kinds", "Tuning campaigns (the latest of each kind)")
+    text = "\n".join(lines).rstrip() + "\n"
+    print(text)
+    if args.update:
+        page = open(args.update).read()
+        start, end = page.index(BEGIN) + len(BEGIN), page.index(END)
+        with open(args.update, "w") as handle:
+            handle.write(page[:start] + "\n" + text + page[end:])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The held-out campaign of docs/accuracy.md, in one command: every kind of
+# interference, on seeds no tuning campaign used, on the bundled demo (MPICH,
+# 2 ranks) and on Quantum ESPRESSO's pw.x (Open MPI, 2 ranks), which took no
+# part in tuning. Run it only after the model is frozen with a tag, on a
+# quiet machine: before each workload it waits until the load average is
+# below 0.5 and no compiler runs (at most --wait-min minutes, then it stops
+# and says so). Writes validation/heldout/<workload>/runs.csv, summary.md and
+# kinds.png, and refreshes the tables of docs/accuracy.md.
+#
+# usage: scripts/campaigns/heldout.sh [--tag model-freeze-1] [--runs 3] [--seed 1000]
+#                                     [--keep DIR] [--wait-min 60]
+# Needs build-mpich and build-openmpi (scripts/build.sh) built from the tag,
+# and pw.x (Debian: apt-get install quantum-espresso quantum-espresso-data).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+tag=model-freeze-1 runs=3 seed=1000 keep="" wait_min=60
+while [ $# -gt 0 ]; do
+  case $1 in
+    --tag) tag=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --keep) keep=$2; shift 2 ;;
+    --wait-min) wait_min=$2; shift 2 ;;
+    *) echo "heldout.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+cd "$top"
+# The model may not change after the freeze: a change a held-out result
+# motivates needs a new tag and a new held-out campaign.
+git rev-parse -q --verify "refs/tags/$tag" >/dev/null || { echo "heldout.sh: no tag $tag: freeze the model first" >&2; exit 2; }
+if ! git diff --quiet "$tag" -- estimators/; then
+  echo "heldout.sh: estimators/ differs from $tag: the model changed after its freeze" >&2; exit 2
+fi
+command -v pw.x >/dev/null || { echo "heldout.sh: pw.x not found (apt-get install quantum-espresso)" >&2; exit 2; }
+for b in build-mpich build-openmpi; do
+  [ -x "$b/estimators/tremor" ] || { echo "heldout.sh: $b is not built (scripts/build.sh ${b#build-})" >&2; exit 2; }
+done
+
+wait_until_quiet() {  # load average below 0.5 and no compiler, for at most wait_min minutes
+  local deadline=$(( $(date +%s) + 60 * wait_min ))
+  while :; do
+    local load; load=$(cut -d' ' -f1 /proc/loadavg)
+    local compilers; compilers=$(pgrep -c 'cc1plus|cc1|clang' || true)
+    if awk -v l="$load" 'BEGIN { exit !(l < 0.5) }' && [ "$compilers" = 0 ]; then return 0; fi
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      echo "heldout.sh: the machine was not quiet for $wait_min min (load $load, $compilers compilers): not run" >&2
+      exit 3
+    fi
+    sleep 30
+  done
+}
+
+# The deck's pseudopotential comes from Debian's quantum-espresso-data.
+upf=scripts/campaigns/apps/qe_si/Si.pz-vbc.UPF
+if [ ! -f "$upf" ]; then
+  packed=/usr/share/doc/quantum-espresso/examples/EPW/sic/pp/Si.pz-vbc.UPF.gz
+  [ -f "$packed" ] || { echo "heldout.sh: $packed not found (apt-get install quantum-espresso-data)" >&2; exit 2; }
+  zcat "$packed" > "$upf"
+fi
+
+kinds=clean,checkpoint,sparse,most_p0.5,most_p0.9,window,slow_rank,io_only,io_clean,clean_long,contended,contended_window
+app_kinds=clean,sparse,most_p0.5,most_p0.9,window,slow_rank,io_only,contended,contended_window
+apps=$top/scripts/campaigns/apps
+keep_args() { [ -n "$keep" ] && echo "--keep $keep/$1" || true; }
+
+wait_until_quiet
+/usr/bin/python3 scripts/campaigns/kinds_campaign.py --build build-mpich --runs "$runs" --seed "$seed" --plot \
+  --kinds "$kinds" --output validation/heldout/demo $(keep_args demo)
+wait_until_quiet
+/usr/bin/python3 scripts/campaigns/kinds_campaign.py --build build-openmpi --flavour openmpi --np 2 --runs "$runs" \
+  --seed "$seed" --plot --kinds "$app_kinds" --output validation/heldout/quantum-espresso $(keep_args qe) \
+  --workload "quantum-espresso=$apps/run-in-deck.sh $apps/qe_si env OMP_NUM_THREADS=1 pw.x -in si.scf.in"
+echo "recorded from $(git rev-parse --short "$tag") ($tag) on $(date -u +%F)" > validation/heldout/README.md
+/usr/bin/python3 scripts/campaigns/accuracy_tables.py --update docs/accuracy.md >/dev/null
+echo "held-out tables: validation/heldout/; docs/accuracy.md updated"
