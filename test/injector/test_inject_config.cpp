@@ -129,24 +129,24 @@ TEST_CASE("a slowdown injects on its own, on the selected ranks only") {
 
 TEST_CASE("a trace logs on every rank without injecting") {
   g_environment = {{"TREMOR_INJECT_TRACE", "coll"}};
-  ParseResult result = parse_config(&lookup, 0);
+  ParseResult result = parse_config(&lookup, 0, 4);
   REQUIRE(result.ok);
   CHECK(result.config.traced == coll);
   CHECK_FALSE(result.config.injecting());
   CHECK(result.config.logging());
   g_environment = {{"TREMOR_INJECT_TRACE", "coll,p2p"}, {"TREMOR_INJECT_MEAN_US", "100"}, {"TREMOR_INJECT_RANKS", "1"}};
-  result = parse_config(&lookup, 0);
+  result = parse_config(&lookup, 0, 4);
   REQUIRE(result.ok);
   CHECK(result.config.traced == (coll | p2p));
   CHECK_FALSE(result.config.injecting());
   CHECK(result.config.logging());
   g_environment = {{"TREMOR_INJECT_TRACE", "none"}};
-  CHECK(parse_config(&lookup, 0).config.traced == 0);
-  CHECK_FALSE(parse_config(&lookup, 0).config.logging());
+  CHECK(parse_config(&lookup, 0, 4).config.traced == 0);
+  CHECK_FALSE(parse_config(&lookup, 0, 4).config.logging());
   for (const char* bad : {"coll,", "disk", "none,coll"}) {
     INFO(bad);
     g_environment = {{"TREMOR_INJECT_TRACE", bad}};
-    CHECK_FALSE(parse_config(&lookup, 0).ok);
+    CHECK_FALSE(parse_config(&lookup, 0, 4).ok);
   }
 }
 
