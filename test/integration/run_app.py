@@ -421,8 +421,12 @@ def check_quiet(f, args):
           f"{QUIET_FLOOR_PERCENT:.2f} % + {added:.2f} % the machine added; excess over the fastest {wrong:.2f} %")
     if report["interference_percent"] > floor or report["class"] != "low":
         fail(f"{report['interference_percent']:.2f} % ({report['class']}) above the {floor:.2f} % floor", timing=True)
-    if wrong <= floor:
-        fail(f"the excess over each group's fastest segment ({wrong:.2f} %) is below the floor", timing=True)
+    # The known-wrong estimator must fail the check a quiet machine applies; the
+    # machine's share widens the band for Tremor's figure only (with Open MPI's
+    # launcher beside 2 ranks on 2 cores the ranks' run queue alone is 8-16 %).
+    if wrong <= QUIET_FLOOR_PERCENT:
+        fail(f"the excess over each group's fastest segment ({wrong:.2f} %) is below the "
+             f"{QUIET_FLOOR_PERCENT:.2f} % floor", timing=True)
 
 
 def check_oversubscribed_clean(f, args):
