@@ -14,7 +14,8 @@ for flavour in mpich openmpi; do
   once=ON; [ "$flavour" = openmpi ] && once=OFF
   "$top/scripts/build.sh" "$flavour" -DTREMOR_WERROR=ON -DTREMOR_BUILD_BENCHMARKS=$once -DTREMOR_MPI_FREE_TESTS=$once
   echo "== $flavour: test"
-  (cd "$top/build-$flavour" && ctest --output-on-failure --timeout 600) || status=1
+  (cd "$top/build-$flavour" && ctest --output-on-failure --timeout 600 --output-junit ctest-junit.xml) || status=1
+  "$top/scripts/print-skips.py" "$top/build-$flavour/ctest-junit.xml"
 done
 "$top/scripts/test-sanitizers.sh" asan tsan fuzz || status=1
 exit $status

@@ -48,9 +48,10 @@ for pass in "${passes[@]}"; do
       # of compute it measures), the long runs (RSS bounds neither), the
       # 64-rank run (its point is the job's exit; 64 instrumented ranks need
       # gigabytes), UX and campaigns (shell launchers).
-      (cd "$top/build-asan" && ctest --output-on-failure --timeout 600 \
+      (cd "$top/build-asan" && ctest --output-on-failure --timeout 600 --output-junit ctest-junit.xml \
         -R '^(segments|estimators|analysis|config|counters|injector|integration|coverage)\.' \
         -E 'inert_without_mpi_init|long_run|analysis_finds_planted|analysis_quiet_run|_work_4us|many_ranks') || status=1
+      "$top/scripts/print-skips.py" "$top/build-asan/ctest-junit.xml"
       ;;
     tsan)
       echo "== sanitizers: ThreadSanitizer build (MPICH), threaded test"

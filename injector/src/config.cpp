@@ -191,6 +191,13 @@ ParseResult parse_config(EnvLookup lookup, int rank, int world_size) {
         valid = parse_nonnegative(text, 100.0, config.slowdown);
         expected = "a factor in [0, 100]";
         break;
+      case Setting::trace:
+        if (trim(text) == "none")
+          config.traced = 0;
+        else
+          valid = parse_families(text, config.traced);
+        expected = "none or a comma list of p2p, coll, rma, mpiio, posix or all";
+        break;
       case Setting::output_dir:
         config.output_dir = std::string(text);
         break;

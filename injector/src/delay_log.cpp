@@ -79,20 +79,16 @@ bool DelayLog::reserve_one() noexcept {
   return true;
 }
 
-void DelayLog::append(double time_s, const char* call, double requested_us, double spent_us, std::uint64_t sequence,
-                      long long segment) noexcept {
-  LogEntry& entry = entries_[size_++];
-  entry.record.time_s = time_s;
-  entry.record.requested_us = requested_us;
-  entry.record.spent_us = spent_us;
-  std::snprintf(entry.record.call, sizeof entry.record.call, "%s", call);
-  entry.record.segment = segment;
-  entry.sequence = sequence;
+std::size_t DelayLog::append(const LogEntry& entry) noexcept {
+  entries_[size_] = entry;
+  if (entry.delayed) ++delays_;
+  return size_++;
 }
 
 std::size_t DelayLog::copy_to(tremor_inject_record* out, std::size_t max) const noexcept {
-  const std::size_t count = size_ < max ? size_ : max;
-  for (std::size_t index = 0; index < count; ++index) out[index] = entries_[index].record;
+  std::size_t count = 0;
+  for (std::size_t index = 0; index < size_ && count < max; ++index)
+    if (entries_[index].delayed) out[count++] = entries_[index].record;
   return count;
 }
 
@@ -111,18 +107,18 @@ void DelayLog::write_csv(int rank) const noexcept {
       std::fprintf(stderr,
                    "tremor-inject: cannot create the delay log in TREMOR_OUTPUT_DIR='%s' (%s); %zu injected "
                    "delays are not saved, the application is unaffected.\n",
-                   output_dir_.c_str(), std::strerror(errno), size_);
+                   output_dir_.c_str(), std::strerror(errno), delays_);
     }
     return;
   }
-  std::string text = "rank,sequence,time_s,call,requested_us,spent_us,segment\n";
-  char line[160];
+  std::string text = "rank,sequence,time_s,call,requested_us,spent_us,segment,entered_s,returned_s\n";
+  char line[224];
   bool ok = true;
   for (std::size_t index = 0; index < size_ && ok; ++index) {
     const LogEntry& entry = entries_[index];
-    std::snprintf(line, sizeof line, "%d,%llu,%.9f,%s,%.3f,%.3f,%lld\n", rank,
-                  static_cast<unsigned long long>(entry.sequence), entry.record.time_s, entry.record.call,
-                  entry.record.requested_us, entry.record.spent_us, entry.record.segment);
+    std::snprintf(line, sizeof line, "%d,%lld,%.9f,%s,%.3f,%.3f,%lld,%.9f,%.9f\n", rank, entry.sequence,
+                  entry.record.time_s, entry.record.call, entry.record.requested_us, entry.record.spent_us,
+                  entry.record.segment, entry.entered_s, entry.returned_s);
     text += line;
     if (text.size() > 60000) {
       ok = write_all(fd, text);
@@ -130,7 +126,8 @@ void DelayLog::write_csv(int rank) const noexcept {
     }
   }
   if (full_) {
-    text += "# log full after " + std::to_string(size_) + " delays: injection stopped on this rank\n";
+    text += "# log full after " + std::to_string(size_) + " rows (" + std::to_string(delays_) +
+            " delays): injection stopped on this rank\n";
   }
   ok = ok && write_all(fd, text);
   ::close(fd);

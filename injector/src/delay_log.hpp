@@ -1,7 +1,8 @@
-// In-memory log of injected delays (the ground truth) and its CSV file.
+// In-memory log of injected delays (the ground truth) and its CSV file, with
+// the traced calls that were not delayed (TREMOR_INJECT_TRACE).
 //
 // Bound: the log starts with room for kInitialRecords and doubles up to
-// kMaxRecords (1 Mi records, 64 MiB per rank). When it is full the injector
+// kMaxRecords (1 Mi records, 96 MiB per rank). When it is full the injector
 // stops injecting on that rank, so the log never under-reports, and the CSV
 // ends with a comment line saying so.
 #pragma once
@@ -16,8 +17,12 @@ namespace tremor::inject {
 
 struct LogEntry {
   tremor_inject_record record;
-  std::uint64_t sequence;  // index of the eligible call on this rank
+  long long sequence;  // index of the eligible call on this rank, -1 for a traced call that was not eligible
+  double entered_s;    // CLOCK_MONOTONIC when the call entered the injector (the delay's start)
+  double returned_s;   // CLOCK_MONOTONIC when the call returned, 0 until it has
+  bool delayed;        // false: a traced call, logged but not delayed
 };
+static_assert(sizeof(LogEntry) == 96, "the bound in bytes is documented (injector/README.md)");
 
 class DelayLog {
  public:
@@ -33,10 +38,12 @@ class DelayLog {
   bool open(const std::string& output_dir, int rank) noexcept;
   // Makes room for one more entry (grows if needed); false when full.
   bool reserve_one() noexcept;
-  // Appends one entry; reserve_one() must have succeeded before.
-  void append(double time_s, const char* call, double requested_us, double spent_us, std::uint64_t sequence,
-              long long segment) noexcept;
-  std::size_t size() const noexcept { return size_; }
+  // Appends one entry and returns its index; reserve_one() must have succeeded before.
+  std::size_t append(const LogEntry& entry) noexcept;
+  // Notes when the call of entry `index` returned.
+  void set_returned(std::size_t index, double returned_s) noexcept { entries_[index].returned_s = returned_s; }
+  // The delayed entries (the C API's records); traced-only ones are in the CSV only.
+  std::size_t delays() const noexcept { return delays_; }
   std::size_t copy_to(tremor_inject_record* out, std::size_t max) const noexcept;
   // Writes the CSV file (never overwriting one); reports a failure on rank 0.
   void write_csv(int rank) const noexcept;
@@ -44,6 +51,7 @@ class DelayLog {
  private:
   LogEntry* entries_ = nullptr;
   std::size_t size_ = 0;
+  std::size_t delays_ = 0;
   std::size_t reserved_ = 0;
   std::size_t capacity_ = 0;
   bool full_ = false;

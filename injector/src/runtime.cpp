@@ -42,6 +42,10 @@ namespace {
 // injector cost (one relaxed load): no clock read on that path. Calls inside
 // re-check the precise clock, so the logged times respect the window exactly.
 bool g_window = false;
+// Families this rank may delay (none when it is not selected) and families it
+// traces; the active mask is their union inside the window, the traced ones outside.
+unsigned g_injected_families = 0;
+unsigned g_traced_families = 0;
 // The profiler's segment index, when the profiler is loaded (set at start).
 tremor_current_segment_fn g_current_segment = nullptr;
 double g_init_seconds = 0.0;
@@ -116,12 +120,13 @@ void* run_window_timer(void*) {
   {
     std::lock_guard lock(s.mutex);
     if (s.stopped) return nullptr;
-    g_active_families.store(s.config.families, std::memory_order_release);
+    g_active_families.store(g_injected_families | g_traced_families, std::memory_order_release);
   }
   if (!s.config.has_end) return nullptr;
   sleep_until(g_init_seconds + g_window_end_s);
   std::lock_guard lock(s.mutex);
-  g_active_families.store(0, std::memory_order_release);
+  if (s.stopped) return nullptr;
+  g_active_families.store(g_traced_families, std::memory_order_release);
   return nullptr;
 }
 
@@ -176,40 +181,66 @@ static void* resolve_next_any(const char* symbol) noexcept {
 // waits its factor times the time between its calls.
 constexpr double kMinSlowdownSleepUs = 200.0;
 
-void maybe_delay(const char* call_name) noexcept {
-  if (g_window) {
-    const double now_s = monotonic_seconds() - g_init_seconds;
-    if (now_s < g_window_start_s || now_s >= g_window_end_s) return;
+long long maybe_delay(const char* call_name, unsigned family) noexcept {
+  const double entered_s = monotonic_seconds();
+  bool injectable = (g_injected_families & family) != 0;
+  if (injectable && g_window) {
+    const double now_s = entered_s - g_init_seconds;
+    injectable = now_s >= g_window_start_s && now_s < g_window_end_s;
   }
+  const bool traced = (g_traced_families & family) != 0;
+  if (!injectable && !traced) return kNoRow;
   InjectorState& s = state();
   double random_us = 0.0;
   bool slowdown_paid = false;
-  std::uint64_t sequence = 0;
+  long long sequence = -1;
+  bool delayed = false;
   {
     std::lock_guard lock(s.mutex);
-    if (g_active_families.load(std::memory_order_relaxed) == 0) return;  // finalize began
-    sequence = s.eligible_calls++;
-    bool delayed = false;
-    if (s.config.random_delays() && (s.config.probability >= 1.0 || s.uniform(s.engine) < s.config.probability)) {
-      random_us = draw_delay_us(s);
-      delayed = true;
+    if (s.stopped) return kNoRow;  // finalize began
+    if (injectable) {
+      sequence = static_cast<long long>(s.eligible_calls++);
+      if (s.config.random_delays() && (s.config.probability >= 1.0 || s.uniform(s.engine) < s.config.probability)) {
+        random_us = draw_delay_us(s);
+        delayed = true;
+      }
+      if (g_slowdown) {
+        t_slowdown_owed_us += slowdown_delay_us(s.config);
+        slowdown_paid = t_slowdown_owed_us >= kMinSlowdownSleepUs;
+        delayed = delayed || slowdown_paid;
+      }
     }
-    if (g_slowdown) {
-      t_slowdown_owed_us += slowdown_delay_us(s.config);
-      slowdown_paid = t_slowdown_owed_us >= kMinSlowdownSleepUs;
-      delayed = delayed || slowdown_paid;
-    }
-    if (!delayed) return;
-    if (!s.log.reserve_one()) return;  // log full: stop injecting so the log stays complete
+    if (!delayed && !traced) return kNoRow;
+    if (!s.log.reserve_one()) return kNoRow;  // log full: stop injecting so the log stays complete
   }
-  const double requested_us = random_us + (slowdown_paid ? t_slowdown_owed_us : 0.0);
   const long long segment = g_current_segment != nullptr ? g_current_segment() : -1;
-  const double begin = monotonic_seconds();
-  spend(s.config.mode, begin + requested_us * 1e-6);
-  const double spent_us = (monotonic_seconds() - begin) * 1e6;
-  if (slowdown_paid) t_slowdown_owed_us -= spent_us - random_us;  // an overshoot is repaid later
+  double requested_us = 0.0;
+  double spent_us = 0.0;
+  double begin = entered_s;
+  if (delayed) {
+    requested_us = random_us + (slowdown_paid ? t_slowdown_owed_us : 0.0);
+    begin = monotonic_seconds();
+    spend(s.config.mode, begin + requested_us * 1e-6);
+    spent_us = (monotonic_seconds() - begin) * 1e6;
+    if (slowdown_paid) t_slowdown_owed_us -= spent_us - random_us;  // an overshoot is repaid later
+  }
+  LogEntry entry{};
+  entry.record.time_s = begin - g_init_seconds;
+  entry.record.requested_us = requested_us;
+  entry.record.spent_us = spent_us;
+  std::snprintf(entry.record.call, sizeof entry.record.call, "%s", call_name);
+  entry.record.segment = segment;
+  entry.sequence = sequence;
+  entry.entered_s = entered_s;
+  entry.delayed = delayed;
   std::lock_guard lock(s.mutex);
-  s.log.append(begin - g_init_seconds, call_name, requested_us, spent_us, sequence, segment);
+  return static_cast<long long>(s.log.append(entry));
+}
+
+void note_return(long long row, double returned_s) noexcept {
+  InjectorState& s = state();
+  std::lock_guard lock(s.mutex);
+  s.log.set_returned(static_cast<std::size_t>(row), returned_s);
 }
 
 void start_after_init() noexcept {
@@ -232,7 +263,7 @@ void start_after_init() noexcept {
   s.config = std::move(parsed.config);
   Config everywhere = s.config;
   everywhere.rank_selected = true;
-  s.log_enabled = everywhere.injecting();
+  s.log_enabled = everywhere.logging();
   if (!s.log_enabled) return;
   if (!s.log.open(s.config.output_dir, s.rank)) {
     if (s.rank == 0) std::fprintf(stderr, "tremor-inject: out of memory for the delay log; injection disabled.\n");
@@ -246,13 +277,16 @@ void start_after_init() noexcept {
   std::seed_seq seeds{static_cast<std::uint32_t>(s.config.seed), static_cast<std::uint32_t>(s.config.seed >> 32),
                       static_cast<std::uint32_t>(s.rank)};
   s.engine.seed(seeds);
-  if (!s.config.injecting()) return;
-  g_slowdown = s.config.slowdown > 0.0;
-  if (g_window && !start_window_timer()) {
+  g_injected_families = s.config.injecting() ? s.config.families : 0;
+  g_traced_families = s.config.traced;
+  if (!s.config.logging()) return;
+  g_slowdown = g_injected_families != 0 && s.config.slowdown > 0.0;
+  if (g_window && g_injected_families != 0 && !start_window_timer()) {
     if (s.rank == 0) std::fprintf(stderr, "tremor-inject: cannot start the window timer thread; injection disabled.\n");
-    return;
+    g_injected_families = 0;
   }
-  if (!g_window) g_active_families.store(s.config.families, std::memory_order_release);
+  const bool inside_window = !g_window || g_injected_families == 0;
+  g_active_families.store(g_traced_families | (inside_window ? g_injected_families : 0), std::memory_order_release);
 }
 
 void finish_before_finalize() noexcept {
@@ -273,7 +307,7 @@ namespace {
 std::size_t record_count() noexcept {
   InjectorState& s = state();
   std::lock_guard lock(s.mutex);
-  return s.log.size();
+  return s.log.delays();
 }
 }  // namespace
 
@@ -288,7 +322,8 @@ TREMOR_INJECT_EXPORT int tremor_inject_copy_records(tremor_inject_record* out, s
 }
 
 TREMOR_INJECT_EXPORT int tremor_inject_is_active(void) {
-  return tremor::inject::g_active_families.load(std::memory_order_relaxed) != 0 ? 1 : 0;
+  const unsigned active = tremor::inject::g_active_families.load(std::memory_order_relaxed);
+  return (active & tremor::inject::g_injected_families) != 0 ? 1 : 0;
 }
 
 TREMOR_INJECT_EXPORT void tremor_inject_suspend(void) {

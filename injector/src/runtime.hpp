@@ -12,9 +12,10 @@
 
 namespace tremor::inject {
 
-// Families eligible for delay in this process; 0 until MPI_Init returns with
-// a configuration that injects, and again after MPI_Finalize begins. A zero
-// mask is the whole cost of an idle injector: one relaxed load.
+// Families eligible for delay or traced in this process; 0 until MPI_Init
+// returns with a configuration that injects or traces, and again after
+// MPI_Finalize begins. A zero mask is the whole cost of an idle injector: one
+// relaxed load.
 extern std::atomic<unsigned> g_active_families;
 
 // Calls of this thread currently inside an intercepted function. Only the
@@ -28,8 +29,13 @@ extern thread_local unsigned t_depth __attribute__((tls_model("initial-exec")));
 extern thread_local unsigned t_resolving __attribute__((tls_model("initial-exec")));
 
 // Slow path: window, probability draw, delay and log. Called only for the
-// outermost call of a selected family.
-void maybe_delay(const char* call_name) noexcept;
+// outermost call of an active (injected or traced) family. Returns the log
+// row of the call, or kNoRow when it was neither delayed nor traced.
+inline constexpr long long kNoRow = -1;
+long long maybe_delay(const char* call_name, unsigned family) noexcept;
+// Notes when the call of a logged row returned (its entry and return times
+// give the rank's arrival at the call and its wait there).
+void note_return(long long row, double returned_s) noexcept;
 
 // TREMOR_INJECT_SLOWDOWN is on: written once before injection starts. The
 // slowdown of a call is proportional to the time since this thread's previous
@@ -40,7 +46,11 @@ double monotonic_seconds() noexcept;
 
 // Notes the return of an outermost call, also for void-returning calls.
 struct ReturnStamp {
-  ~ReturnStamp() { t_last_return_s = monotonic_seconds(); }
+  long long row = kNoRow;
+  ~ReturnStamp() {
+    t_last_return_s = monotonic_seconds();
+    if (row != kNoRow) note_return(row, t_last_return_s);
+  }
 };
 
 // Resolves the next definition of `symbol` after this library, once.
@@ -74,9 +84,9 @@ inline auto intercept(unsigned family, const char* call_name, void* next, Forwar
     return forward(next);
   DepthGuard guard;
   if (!guard.outermost()) return forward(next);
-  if ((active & family) != 0) maybe_delay(call_name);
-  if (!g_slowdown) return forward(next);
-  ReturnStamp stamp;
+  const long long row = (active & family) != 0 ? maybe_delay(call_name, family) : kNoRow;
+  if (!g_slowdown && row == kNoRow) return forward(next);
+  ReturnStamp stamp{row};
   return forward(next);
 }
 

@@ -9,14 +9,17 @@ import json
 import math
 import os
 import shlex
-import subprocess
 import sys
 import time
+
+import machine_load
 
 DEBIAN_PYTHON = "/usr/bin/python3"
 LOGISTIC_K = 0.35
 LOGISTIC_X0 = 11.25
 LOW_LIMIT, HIGH_LIMIT = 7.5, 15.0
+# What the machine took from a run's ranks (JSON, not named *.json: one report per folder).
+MACHINE_LOAD_FILE = "machine_load.txt"
 
 
 def ensure_debian_python():
@@ -69,7 +72,9 @@ def run_under_launcher(launcher, ranks, preload, command, env_extra, output_dir,
     """Runs `launcher -n ranks command` with the libraries preloaded.
 
     Returns (wall seconds, h5 path, json path). Tremor and the injector write
-    into output_dir, which must be fresh so exactly one run file lands there.
+    into output_dir, which must be fresh so exactly one run file lands there;
+    machine_load.txt (JSON) beside them holds what the machine took from the ranks
+    meanwhile (read_machine_load).
     """
     os.makedirs(output_dir, exist_ok=True)
     env = dict(os.environ)
@@ -80,8 +85,7 @@ def run_under_launcher(launcher, ranks, preload, command, env_extra, output_dir,
     env.setdefault("TREMOR_LOG_LEVEL", "warn")
     argv = shlex.split(launcher) + ["-n", str(ranks)] + list(command)
     start = time.monotonic()
-    result = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            timeout=timeout_s)
+    result, load = machine_load.run_measured(argv, env, timeout_s, [command[0]])
     wall = time.monotonic() - start
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} exited {result.returncode}:\n{result.stderr[-2000:]}")
@@ -89,7 +93,24 @@ def run_under_launcher(launcher, ranks, preload, command, env_extra, output_dir,
     json_files = sorted(glob.glob(os.path.join(output_dir, "*.json")))
     if len(h5_files) != 1 or len(json_files) != 1:
         raise RuntimeError(f"expected one .h5 and one .json in {output_dir}, found {h5_files} {json_files}")
+    with open(os.path.join(output_dir, MACHINE_LOAD_FILE), "w") as handle:
+        json.dump({"run_queue_s": load.run_queue_s, "steal_s": load.steal_s, "wall_s": load.wall_s,
+                   "processes": load.processes}, handle)
     return wall, h5_files[0], json_files[0]
+
+
+def read_machine_load(output_dir, run_time_s):
+    """What the machine took from the ranks of the run in output_dir, % of run_time_s
+    (the kernel's run-queue delay of their threads plus steal), or "" when not
+    measured (no process of the command's name was seen: a wrapper script)."""
+    path = os.path.join(output_dir, MACHINE_LOAD_FILE)
+    if not os.path.exists(path):
+        return ""
+    with open(path) as handle:
+        load = json.load(handle)
+    if load["processes"] == 0:
+        return ""
+    return 100.0 * (load["run_queue_s"] + load["steal_s"]) / run_time_s
 
 
 def read_report(json_path):

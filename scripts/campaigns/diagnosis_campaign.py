@@ -72,7 +72,8 @@ def run_once(build, kind, run, units, work):
     out = os.path.join(work, f"{kind}-{run}")
     os.makedirs(out)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TREMOR_")}
-    env.update(TREMOR_OUTPUT_DIR=out, TREMOR_REPORT="none", TREMOR_INJECT_SEED=str(11 + run), **settings)
+    env.update(TREMOR_OUTPUT_DIR=out, TREMOR_REPORT="none", TREMOR_INJECT_SEED=str(11 + run), **settings,
+               **injected_truth.TRACE_SETTINGS)
     profiler = os.path.join(build, "interpose", "libtremor-mpich.so")
     injector = os.path.join(build, "injector", "libtremor-inject-mpich.so")
     env["LD_PRELOAD"] = " ".join({"front": [injector, profiler], "behind": [profiler, injector],

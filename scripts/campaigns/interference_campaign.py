@@ -21,11 +21,11 @@ not line up with the level. Per run it records:
   per-segment differences, because segment durations are maxima over ranks
   and their sum exceeds the run time by the ranks' exit skew, which varies
   from run to run. The raw (T − T_fastest)/T is kept too;
-- injected critical path, from the run file's /injection records
-  (injected_truth.py): per segment the profiler tags each delay with
-  (`/injection/segment`), a delay in the closing collective counts only
-  beyond the last other rank's arrival there (from the ranks' recorded waits
-  in it), a delay in any other call in full, the most delayed rank's sum.
+- injected critical path, from the injector's own logs (injected_truth.py;
+  the collectives are traced, TREMOR_INJECT_TRACE=coll): per segment, a delay
+  in the closing collective counts only beyond the last other rank's arrival
+  there (the ranks' logged entries into it), a delay in any other call in
+  full, the most delayed rank's sum.
   `injected_largest_percent` is the upper bound that counts every delay of
   the most delayed rank per segment;
 - estimated interference: `interference_percent` of the run's own JSON report;
@@ -67,7 +67,7 @@ RUN_COLUMNS = ["workload", "order", "run", "level_percent", "inject_calls", "inj
                "estimated_continuous_percent", "estimate_class", "measured_class", "p_measured", "p_estimated",
                "accuracy", "abs_delta_pp", "same_class", "p_injected", "accuracy_vs_injected", "segments", "usable_segments",
                "usable_time_percent", "boundary_rate_hz", "counter_source",
-               "h5_file"]
+               "h5_file", "machine_percent"]
 SUMMARY_COLUMNS = ["workload", "runs", "median_accuracy", "min_accuracy", "median_abs_delta_pp",
                    "max_abs_delta_pp", "class_agreement", "median_injected_vs_estimated_abs_pp",
                    "median_accuracy_vs_injected", "min_accuracy_vs_injected"]
@@ -126,17 +126,16 @@ def campaign_order(runs, levels, rng):
 def injected_critical_path(h5):
     """(delays, most delays on one rank, max per-rank total s, critical path s and its
     upper bound, the per segment largest delays s (injected_truth.py), largest delays s in
-    segments of usable groups) from /injection."""
-    if "injection" not in h5 or h5["injection/rank"].shape[0] == 0:
+    segments of usable groups) from the injector's logs."""
+    logged = injected_truth.delays(h5)
+    if logged["rank"].size == 0:
         return 0, 0, 0.0, 0.0, 0.0, 0.0
-    ranks = h5["injection/rank"][:]
-    times = h5["injection/time_s"][:]
-    spent = h5["injection/spent_us"][:] * 1e-6
+    ranks, spent = logged["rank"], logged["spent_s"]
     segment_ends = np.cumsum(h5["segments/duration_s"][:])
-    segment = np.minimum(np.searchsorted(segment_ends, times), len(segment_ends) - 1)
-    if "injection/segment" in h5:  # the profiler's own segment of each delay: exact where known
-        tagged = h5["injection/segment"][:]
-        segment = np.where((tagged >= 0) & (tagged < len(segment_ends)), tagged, segment)
+    # The profiler's segment of each delay, as the injector logged it; -1 (start-up) by time.
+    by_time = np.minimum(np.searchsorted(segment_ends, logged["time_s"]), len(segment_ends) - 1)
+    tagged = logged["segment"]
+    segment = np.where((tagged >= 0) & (tagged < len(segment_ends)), tagged, by_time)
     per_rank_segment = {}
     for r, s, d in zip(ranks, segment, spent):
         per_rank_segment[(int(r), int(s))] = per_rank_segment.get((int(r), int(s)), 0.0) + float(d)
@@ -160,7 +159,8 @@ def injected_critical_path(h5):
 def run_once(args, workload, out_dir, level, probability, seed, mean, sd):
     env = {"TREMOR_INJECT_MEAN_US": f"{mean:g}", "TREMOR_INJECT_SD_US": f"{sd:g}",
            "TREMOR_INJECT_PROBABILITY": f"{probability:.6g}", "TREMOR_INJECT_CALLS": workload["calls"],
-           "TREMOR_INJECT_RANKS": args.inject_ranks, "TREMOR_INJECT_SEED": str(seed)}
+           "TREMOR_INJECT_RANKS": args.inject_ranks, "TREMOR_INJECT_SEED": str(seed),
+           **injected_truth.TRACE_SETTINGS}
     preload = f"{args.profiler} {args.injector}"
     wall, h5_path, json_path = common.run_under_launcher(args.launcher, args.np, preload, workload["command"], env,
                                                          out_dir, args.timeout)
@@ -186,7 +186,8 @@ def run_once(args, workload, out_dir, level, probability, seed, mean, sd):
             "estimate_class": report.get("class") or "none", "segments": report.get("segments"),
             "usable_segments": report.get("usable_segments"), "counter_source": report.get("counter_source"),
             "usable_time_percent": report.get("usable_time_percent"), "boundary_rate_hz": report.get("boundary_rate_hz"),
-            "h5_file": h5_path, "_durations": durations}
+            "h5_file": h5_path, "_durations": durations,
+            "machine_percent": common.read_machine_load(out_dir, run_time)}
 
 
 def eligible_calls(args, workload, out_dir):

@@ -28,11 +28,11 @@ wall clock (the run's excess over the clean runs' median), so they check
 that runs the wall clock shows slower than their siblings read that
 difference.
 
-Truth: the injected critical path from the run file (injected_truth.py), as
-% of the run time: per segment (/injection/segment, the profiler's own
-segment of each delay) a delay in the closing collective counts only beyond
-the last other rank's arrival there (a rank that waited anyway lost its sleep
-to that wait), other delays count in full, the largest rank's sum. Column
+Truth: the injected critical path from the injector's own logs
+(injected_truth.py; the collectives are traced, TREMOR_INJECT_TRACE=coll), as
+% of the run time: per segment a delay in the closing collective counts only
+beyond the last other rank's arrival there (a rank that waited anyway lost its
+sleep to that wait), other delays count in full, the largest rank's sum. Column
 largest_delay_percent is the simpler upper bound: per segment the largest sum
 of one rank's delays. Delays outside the recorded segments (segment -1:
 Tremor's own start-up I/O) are not the application's and are left out. The wall clock is reported too:
@@ -50,7 +50,10 @@ scores the estimate against the truth plus that count (not where the ranks
 take turns on the CPUs: their run queue is the job's own).
 intrinsic_vs_clean_percent compares the run's intrinsic run time (what it
 would have taken without the interference found) with the clean runs'
-median run time.
+median run time. machine_percent is what the machine took from the ranks
+while they ran, measured by the campaign itself (machine_load.py: the kernel's
+run-queue delay of the ranks' threads plus steal, % of the run), the
+independent measure check_campaign.py's busy-machine rule rests on.
 
 usage: kinds_campaign.py --build BUILD_DIR [--kinds k1,k2] [--runs N] [--seed S] [--output DIR] [--plot]
        [--workload NAME=COMMAND --flavour mpich|openmpi --np N [--launcher CMD]]
@@ -113,7 +116,7 @@ CONTENDED = {"contended": (0.0, None), "contended_window": (0.30, 0.35)}
 COLUMNS = ["workload", "kind", "run", "truth_percent", "wall_percent", "primary_percent", "primary_ci_low", "primary_ci_high",
            "mad4_percent", "run_time_s", "intrinsic_run_time_s", "class", "truth_class", "lost_compute_percent",
            "lost_mpi_percent", "lost_io_percent", "largest_delay_percent", "run_queue_percent",
-           "intrinsic_vs_clean_percent"]
+           "intrinsic_vs_clean_percent", "machine_percent"]
 
 
 def reference_times(rows, row):
@@ -215,6 +218,7 @@ def run_once(setup, kind, run, work):
     preload = setup["profiler"]
     if settings:
         env["TREMOR_INJECT_SEED"] = str(setup["seed"] + run)
+        env.update(injected_truth.TRACE_SETTINGS)
         preload += " " + setup["injector"]
     if setup["command"] is None:  # the demo, with the kind's own arguments
         command = [setup["demo"], *KINDS[kind][1], "-c", setup["units"], "-q", "-O", out]
@@ -249,7 +253,8 @@ def analysed_row(setup, kind, run, path):
             "primary_percent": report["lost_percent"], "primary_ci_low": low, "primary_ci_high": high,
             "mad4_percent": report["paper_mad4_percent"], "run_time_s": report["run_time_s"],
             "intrinsic_run_time_s": report["intrinsic_run_time_s"], "class": report["class"],
-            "truth_class": common.interference_class(truth)}
+            "truth_class": common.interference_class(truth),
+            "machine_percent": common.read_machine_load(os.path.dirname(path), report["run_time_s"])}
 
 
 def median_text(values):

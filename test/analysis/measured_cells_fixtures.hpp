@@ -6,17 +6,13 @@
 #include <set>
 
 #include "synthetic_run.hpp"
+#include "test_helpers.hpp"
 #include "tremor/analysis/analysis.hpp"
 
 namespace tremor::test::measured {
 
 using namespace tremor::analysis;
-
-inline AnalysisParameters quick_parameters() {
-  AnalysisParameters parameters;
-  parameters.replicas = 50;
-  return parameters;
-}
+using tremor::test::quick_parameters;
 
 // Sets every detail cell of a metric to value(row, segment), with one exact bin per value.
 inline void set_cells(RunData& run, Quantized metric, const std::function<double(std::size_t, std::size_t)>& value) {

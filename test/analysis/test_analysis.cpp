@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "synthetic_run.hpp"
+#include "test_helpers.hpp"
 #include "tremor/analysis/analysis.hpp"
 #include "tremor/analysis/report.hpp"
 
@@ -13,6 +14,7 @@ using namespace tremor::analysis;
 using tremor::test::PlantedDelay;
 using tremor::test::SyntheticGroup;
 using tremor::test::SyntheticSpec;
+using tremor::test::quick_parameters;
 
 namespace {
 
@@ -53,12 +55,6 @@ std::vector<std::size_t> members_of(const SyntheticSpec& spec, std::size_t group
   return members;
 }
 
-AnalysisParameters quick_parameters() {
-  AnalysisParameters parameters;
-  parameters.replicas = 200;
-  return parameters;
-}
-
 // Two groups of 100 segments (10 ms and 25 ms); delays planted in both.
 SyntheticSpec planted_spec(double extra_s) {
   SyntheticSpec spec;
@@ -80,7 +76,7 @@ TEST_CASE("planted delays are found exactly, with percent, class and p(high)", "
   for (const Case& c : cases) {
     const SyntheticSpec spec = planted_spec(c.extra_s);
     const RunData run = tremor::test::synthetic_run(spec);
-    const RunAnalysis result = analyze_run(run, quick_parameters());
+    const RunAnalysis result = analyze_run(run, quick_parameters(200));
     REQUIRE(result.estimate_possible);
     REQUIRE(result.usable_groups == 2);
     CHECK_FALSE(result.signature_fallback);
@@ -117,13 +113,13 @@ TEST_CASE("planted delays are found exactly, with percent, class and p(high)", "
   }
 }
 
-TEST_CASE("--method mad4 makes the paper's figure the headline", "[analysis]") {
+TEST_CASE("method mad4 (--method mad4) makes the paper's figure the headline", "[analysis]") {
   const SyntheticSpec spec = planted_spec(0.08);
   const RunData run = tremor::test::synthetic_run(spec);
-  AnalysisParameters parameters = quick_parameters();
+  AnalysisParameters parameters = quick_parameters(200);
   parameters.method = "mad4";
   const RunAnalysis mad4 = analyze_run(run, parameters);
-  const RunAnalysis primary = analyze_run(run, quick_parameters());
+  const RunAnalysis primary = analyze_run(run, quick_parameters(200));
   CHECK(mad4.interference_percent == mad4.paper_mad4_percent);
   CHECK(mad4.paper_mad4_percent == primary.paper_mad4_percent);
   CHECK(mad4.primary.lost_percent == primary.primary.lost_percent);
@@ -149,7 +145,7 @@ TEST_CASE("most segments of a group delayed: the primary estimate keeps its anch
     }
   }
   const RunData run = tremor::test::synthetic_run(spec);
-  const RunAnalysis result = analyze_run(run, quick_parameters());
+  const RunAnalysis result = analyze_run(run, quick_parameters(200));
   REQUIRE(result.estimate_possible);
   const double truth = 100.0 * planted / run.meta.run_time_s;
   CHECK(result.primary.lost_percent == Approx(truth).margin(0.5));
@@ -164,14 +160,14 @@ TEST_CASE("delays inside the closing collective are measured by its least wait",
   for (std::size_t s = 0; s < 100; s += 2) spec.delays.push_back({s, 0.002, 1});
   RunData run = tremor::test::synthetic_run(spec);
   for (std::size_t s = 0; s < 100; ++s) run.segments.late_wait_s[s] = (s % 2 == 0 ? 0.002 : 0.0) + 2e-6;
-  const RunAnalysis measured = analyze_run(run, quick_parameters());
+  const RunAnalysis measured = analyze_run(run, quick_parameters(200));
   REQUIRE(measured.estimate_possible);
   CHECK(measured.primary.evidence.boundary_excess_s == Approx(50 * 0.002).epsilon(0.02));
   const double truth = 100.0 * 50 * 0.002 / run.meta.run_time_s;
   CHECK(measured.primary.lost_percent == Approx(truth).margin(0.5));
   // The collective at its own latency throughout: nothing measured.
   for (double& wait : run.segments.late_wait_s) wait = 2e-6;
-  CHECK(analyze_run(run, quick_parameters()).primary.evidence.boundary_excess_s < 1e-6);
+  CHECK(analyze_run(run, quick_parameters(200)).primary.evidence.boundary_excess_s < 1e-6);
 }
 
 TEST_CASE("90 % of the closing collectives late: their least wait is measured from the lowest segments",
@@ -192,7 +188,7 @@ TEST_CASE("90 % of the closing collectives late: their least wait is measured fr
     run.segments.work[s] = 1e6 * (1.0 + 1e-3 * static_cast<double>(static_cast<int>(s % 5) - 2));
     run.segments.late_wait_s[s] = (s % 10 != 0 ? 0.002 : 0.0) + 2e-6 * (1.0 + 0.1 * static_cast<double>(s % 3));
   }
-  const RunAnalysis measured = analyze_run(run, quick_parameters());
+  const RunAnalysis measured = analyze_run(run, quick_parameters(200));
   REQUIRE(measured.estimate_possible);
   CHECK(measured.primary.most_segments_delayed);
   CHECK(measured.primary.evidence.boundary_excess_s == Approx(static_cast<double>(delayed) * 0.002).epsilon(0.02));
@@ -217,13 +213,13 @@ TEST_CASE("a node shared with another job: off-CPU time on every segment, charge
   const double truth = 100.0 * 200 * 0.003 / run.meta.run_time_s;
   // Without the run queue (older files, other kernels) a level that never
   // moves reads as the application's own: only the durations speak.
-  const RunAnalysis unmeasured = analyze_run(run, quick_parameters());
+  const RunAnalysis unmeasured = analyze_run(run, quick_parameters(200));
   REQUIRE(unmeasured.estimate_possible);
   CHECK(unmeasured.primary.off_cpu_measured);
   CHECK(unmeasured.primary.waiting_ranks == 0);
   CHECK(unmeasured.primary.lost_percent < 0.5 * truth);
   for (RankInfo& rank : run.ranks) rank.run_queue_delay_s = 0.5;  // of 0.6 s off the CPU
-  const RunAnalysis waiting = analyze_run(run, quick_parameters());
+  const RunAnalysis waiting = analyze_run(run, quick_parameters(200));
   CHECK(waiting.primary.waiting_ranks == 4);
   CHECK(waiting.primary.lost_percent == Approx(truth).margin(1.0));
   CHECK(waiting.primary.segment_lost_s[0] == Approx(0.003).epsilon(0.01));
@@ -239,12 +235,12 @@ TEST_CASE("a node shared with another job: off-CPU time on every segment, charge
   const auto cpu_count = static_cast<std::size_t>(
       std::find(tremor::kNodeFacts.begin(), tremor::kNodeFacts.end(), "cpu_count") - tremor::kNodeFacts.begin());
   for (auto& node : run.environment.nodes) node.facts[cpu_count] = "1";
-  CHECK(analyze_run(run, quick_parameters()).primary.waiting_ranks == 0);
+  CHECK(analyze_run(run, quick_parameters(200)).primary.waiting_ranks == 0);
   for (auto& node : run.environment.nodes) node.facts[cpu_count] = "2";
-  CHECK(analyze_run(run, quick_parameters()).primary.waiting_ranks == 4);
+  CHECK(analyze_run(run, quick_parameters(200)).primary.waiting_ranks == 4);
   // A rank that sleeps on its own (little run-queue delay) keeps its level.
   for (RankInfo& rank : run.ranks) rank.run_queue_delay_s = 0.05;
-  CHECK(analyze_run(run, quick_parameters()).primary.waiting_ranks == 0);
+  CHECK(analyze_run(run, quick_parameters(200)).primary.waiting_ranks == 0);
 }
 
 TEST_CASE("each group's first segment is warm-up: a slow first pass is not charged, a delay there if measured",
@@ -253,7 +249,7 @@ TEST_CASE("each group's first segment is warm-up: a slow first pass is not charg
   spec.groups = {SyntheticGroup{1e6, 0.010, 100}, SyntheticGroup{2e6, 0.020, 100}};
   spec.delays = {{0, 0.004, 1}, {1, 0.006, 1}};  // the first segment of each group: file creation, first touch
   const RunData run = tremor::test::synthetic_run(spec);
-  const RunAnalysis result = analyze_run(run, quick_parameters());
+  const RunAnalysis result = analyze_run(run, quick_parameters(200));
   REQUIRE(result.estimate_possible);
   CHECK(result.primary.warm_up_segments == 2);
   CHECK(result.primary.segment_lost_s[0] == 0.0);
@@ -263,10 +259,10 @@ TEST_CASE("each group's first segment is warm-up: a slow first pass is not charg
   // A delay the collective's least wait measures is charged there all the same.
   RunData measured = run;
   measured.segments.late_wait_s[0] = 0.004 + 1e-6;
-  CHECK(analyze_run(measured, quick_parameters()).primary.segment_lost_s[0] == Approx(0.004).epsilon(0.02));
+  CHECK(analyze_run(measured, quick_parameters(200)).primary.segment_lost_s[0] == Approx(0.004).epsilon(0.02));
   // The same delay later in the group is interference.
   spec.delays = {{40, 0.004, 1}};
-  CHECK(analyze_run(tremor::test::synthetic_run(spec), quick_parameters()).primary.segment_lost_s[40] > 0.003);
+  CHECK(analyze_run(tremor::test::synthetic_run(spec), quick_parameters(200)).primary.segment_lost_s[40] > 0.003);
 }
 
 TEST_CASE("a small group delayed on every segment reads its collective's latency from the other groups",
@@ -292,7 +288,7 @@ TEST_CASE("a small group delayed on every segment reads its collective's latency
     }
   }
   run.segments.duration_upper_s = run.segments.duration_s;
-  const RunAnalysis result = analyze_run(run, quick_parameters());
+  const RunAnalysis result = analyze_run(run, quick_parameters(200));
   REQUIRE(result.estimate_possible);
   CHECK(result.primary.most_segments_delayed);
   CHECK(result.primary.evidence.boundary_excess_s == Approx(planted).epsilon(0.03));
@@ -314,7 +310,7 @@ TEST_CASE("a slow iteration after every checkpoint is intrinsic, not interferenc
     }
   }
   run.meta.run_time_s += recurring;
-  const RunAnalysis result = analyze_run(run, quick_parameters());
+  const RunAnalysis result = analyze_run(run, quick_parameters(200));
   REQUIRE(result.estimate_possible);
   CHECK(result.primary.lost_percent < 0.2);
   CHECK(result.primary.subgroups >= 2);
@@ -322,7 +318,7 @@ TEST_CASE("a slow iteration after every checkpoint is intrinsic, not interferenc
   CHECK(result.paper_mad4_percent > 2.0);  // of the 2.9 % the recurring slowdown adds
 }
 
-TEST_CASE("with the CPU-time counter a segment that did more work is not delayed; one off the CPU is",
+TEST_CASE("with the CPU-time counter a segment that did more work is not delayed, one off the CPU is",
           "[analysis]") {
   // 10 ms segments whose CPU time varies as an application's own steps do:
   // most at 10 ms, one in five 0.3-0.9 ms heavier, and as much longer.
@@ -340,20 +336,20 @@ TEST_CASE("with the CPU-time counter a segment that did more work is not delayed
     heavier += extra_s;
   }
   run.meta.run_time_s += heavier;
-  const RunAnalysis own = analyze_run(run, quick_parameters());
+  const RunAnalysis own = analyze_run(run, quick_parameters(200));
   REQUIRE(own.estimate_possible);
   CHECK(own.primary.lost_percent < 0.3);  // of the 1.2 % the heavier steps add
   // The same run with 2 ms more on every 20th segment, its work unchanged: delayed.
   for (std::size_t s = 7; s < run.segments.size(); s += 20) run.segments.duration_s[s] += 0.002;
   run.meta.run_time_s += 15 * 0.002;
-  const RunAnalysis delayed = analyze_run(run, quick_parameters());
+  const RunAnalysis delayed = analyze_run(run, quick_parameters(200));
   CHECK(delayed.primary.lost_percent == Approx(100.0 * 15 * 0.002 / run.meta.run_time_s).margin(0.3));
 }
 
 TEST_CASE("stragglers: the late rank and its node carry the impact", "[analysis]") {
   const SyntheticSpec spec = planted_spec(0.08);
   const RunData run = tremor::test::synthetic_run(spec);
-  const RunAnalysis result = analyze_run(run, quick_parameters());
+  const RunAnalysis result = analyze_run(run, quick_parameters(200));
   REQUIRE(result.stragglers.size() == 2);
   // Rank 1 was late at one segment delayed by 3x, rank 3 at two delayed by 1x.
   const double rank1 = result.segment_impact_s[120];
@@ -378,7 +374,7 @@ TEST_CASE("small groups are unused and reduce coverage", "[analysis]") {
   SyntheticSpec spec;
   spec.groups = {SyntheticGroup{1e6, 0.010, 60}, SyntheticGroup{9e6, 0.5, 3}};
   const RunData run = tremor::test::synthetic_run(spec);
-  const RunAnalysis result = analyze_run(run, quick_parameters());
+  const RunAnalysis result = analyze_run(run, quick_parameters(200));
   REQUIRE(result.estimate_possible);
   CHECK(result.usable_groups == 1);
   CHECK(result.groups.size() == 2);
@@ -395,7 +391,7 @@ TEST_CASE("differing exact signatures fall back to median detail-rank features",
   SyntheticSpec spec = planted_spec(0.08);
   spec.unique_exact_signatures = true;
   const RunData run = tremor::test::synthetic_run(spec);
-  const RunAnalysis result = analyze_run(run, quick_parameters());
+  const RunAnalysis result = analyze_run(run, quick_parameters(200));
   REQUIRE(result.estimate_possible);
   CHECK(result.signature_fallback);
   CHECK(result.usable_groups == 2);
@@ -410,7 +406,7 @@ TEST_CASE("runs without an estimate still give a report with the reason", "[anal
     SyntheticSpec spec;
     spec.groups = {SyntheticGroup{1e6, 2.0, 1}};
     const RunData run = tremor::test::synthetic_run(spec);
-    const RunAnalysis result = analyze_run(run, quick_parameters());
+    const RunAnalysis result = analyze_run(run, quick_parameters(200));
     CHECK_FALSE(result.estimate_possible);
     CHECK_THAT(result.no_estimate_reason, Catch::Contains("no global collective"));
     const auto json = report_json(run, result, "x.h5");
@@ -422,21 +418,21 @@ TEST_CASE("runs without an estimate still give a report with the reason", "[anal
   SECTION("too few segments") {
     SyntheticSpec spec;
     spec.groups = {SyntheticGroup{1e6, 0.1, 3}};
-    const RunAnalysis result = analyze_run(tremor::test::synthetic_run(spec), quick_parameters());
+    const RunAnalysis result = analyze_run(tremor::test::synthetic_run(spec), quick_parameters(200));
     CHECK_FALSE(result.estimate_possible);
     CHECK_THAT(result.no_estimate_reason, Catch::Contains("too few segments (3)"));
   }
   SECTION("no usable group") {
     SyntheticSpec spec;
     spec.groups = {SyntheticGroup{1e6, 0.1, 4}, SyntheticGroup{1e8, 0.1, 4}};
-    const RunAnalysis result = analyze_run(tremor::test::synthetic_run(spec), quick_parameters());
+    const RunAnalysis result = analyze_run(tremor::test::synthetic_run(spec), quick_parameters(200));
     CHECK_FALSE(result.estimate_possible);
     CHECK_THAT(result.no_estimate_reason, Catch::Contains("no group of at least 5"));
     CHECK(result.predictions.empty());
   }
   SECTION("an empty run") {
     RunData run;
-    const RunAnalysis result = analyze_run(run, quick_parameters());
+    const RunAnalysis result = analyze_run(run, quick_parameters(200));
     CHECK_FALSE(result.estimate_possible);
     CHECK_THAT(result.no_estimate_reason, Catch::Contains("no segment"));
     CHECK_FALSE(render_text_report(run, result, "").empty());
@@ -447,7 +443,7 @@ TEST_CASE("warnings: few segments, fast boundaries, CPU-time counter", "[analysi
   SyntheticSpec spec;
   spec.groups = {SyntheticGroup{1e6, 0.001, 20}};
   spec.counter_source = "thread_cputime";
-  const RunAnalysis result = analyze_run(tremor::test::synthetic_run(spec), quick_parameters());
+  const RunAnalysis result = analyze_run(tremor::test::synthetic_run(spec), quick_parameters(200));
   std::vector<std::string> codes;
   for (const Warning& w : result.warnings) codes.push_back(w.code);
   CHECK(std::count(codes.begin(), codes.end(), "few_segments") == 1);
@@ -461,7 +457,7 @@ TEST_CASE("warnings: few segments, fast boundaries, CPU-time counter", "[analysi
   // The clock read at most every ms, records between: short steal is named.
   RunData assisted = tremor::test::synthetic_run(spec);
   assisted.meta.counter_events = {"CLOCK_THREAD_CPUTIME_ID", "PERF_RECORD_SWITCH"};
-  const RunAnalysis with_records = analyze_run(assisted, quick_parameters());
+  const RunAnalysis with_records = analyze_run(assisted, quick_parameters(200));
   const auto noted = std::find_if(with_records.warnings.begin(), with_records.warnings.end(),
                                   [](const Warning& w) { return w.code == "counter_fallback"; });
   REQUIRE(noted != with_records.warnings.end());
@@ -471,7 +467,7 @@ TEST_CASE("warnings: few segments, fast boundaries, CPU-time counter", "[analysi
 TEST_CASE("predictions: every method and factor, ordered intervals", "[analysis]") {
   const SyntheticSpec spec = planted_spec(0.02);
   const RunData run = tremor::test::synthetic_run(spec);
-  const RunAnalysis result = analyze_run(run, quick_parameters());
+  const RunAnalysis result = analyze_run(run, quick_parameters(200));
   // 4 ranks on 2 nodes, 2 per node: both per-rank variants apply.
   for (const std::string method : {"nonparametric", "pwm", "mom", "pwm-internode", "pwm-intranode"}) {
     std::vector<Prediction> rows;
@@ -516,7 +512,7 @@ TEST_CASE("one isolated extreme among the maxima: the report says the GEV fit mi
     spec.relative_pattern.push_back(0.06 * (1.0 - std::pow(-std::log(f), 0.2)) / 0.2);
   }
   spec.delays = {{70, 0.18, 1}};
-  const RunAnalysis result = analyze_run(tremor::test::synthetic_run(spec), quick_parameters());
+  const RunAnalysis result = analyze_run(tremor::test::synthetic_run(spec), quick_parameters(200));
   const auto warned = [&](const std::string& method) {
     return std::any_of(result.warnings.begin(), result.warnings.end(), [&](const Warning& w) {
       return w.code == "fit_misses_extremes" &&
@@ -528,22 +524,22 @@ TEST_CASE("one isolated extreme among the maxima: the report says the GEV fit mi
   for (const Prediction& p : result.predictions) {
     INFO(p.method << " ×" << p.factor);
     CHECK(std::isfinite(p.median_s));
-    if (p.method == "pwm") CHECK(3 * p.replicas_failed > static_cast<std::size_t>(quick_parameters().replicas));
+    if (p.method == "pwm") CHECK(3 * p.replicas_failed > static_cast<std::size_t>(quick_parameters(200).replicas));
   }
   // The headline follows the data: PWM misses the extreme, so the non-parametric method leads.
   CHECK(result.prediction_headline.method == "nonparametric");
   CHECK_THAT(result.prediction_headline.reason, Catch::Contains("more than a third"));
   // Without the delay the same group is regular: no warning.
   spec.delays.clear();
-  const RunAnalysis regular = analyze_run(tremor::test::synthetic_run(spec), quick_parameters());
+  const RunAnalysis regular = analyze_run(tremor::test::synthetic_run(spec), quick_parameters(200));
   CHECK(std::none_of(regular.warnings.begin(), regular.warnings.end(),
                      [](const Warning& w) { return w.code == "fit_misses_extremes"; }));
   CHECK(regular.prediction_headline.method == "pwm");
 }
 
-TEST_CASE("same seed, same report; another seed, other bootstrap draws", "[analysis]") {
+TEST_CASE("same seed, same report, another seed, other bootstrap draws", "[analysis]") {
   const RunData run = tremor::test::synthetic_run(planted_spec(0.08));
-  AnalysisParameters parameters = quick_parameters();
+  AnalysisParameters parameters = quick_parameters(200);
   const std::string first = report_json(run, analyze_run(run, parameters), "f.h5").dump();
   const std::string second = report_json(run, analyze_run(run, parameters), "f.h5").dump();
   CHECK(first == second);

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "temp_dir.hpp"
+#include "test_helpers.hpp"
 #include "tremor/analysis/analysis.hpp"
 #include "tremor/analysis/diagnosis.hpp"
 #include "tremor/analysis/report.hpp"
@@ -19,6 +20,7 @@
 
 using namespace tremor;
 using namespace tremor::analysis;
+using tremor::test::longest_line;
 namespace dm = tremor::analysis::diagnosis_math;
 
 namespace {
@@ -322,19 +324,6 @@ TEST_CASE("no detail ranks: no diagnosis, and no failure", "[diagnosis]") {
 }
 
 namespace {
-
-std::size_t longest_line(const std::string& text) {
-  std::size_t longest = 0, current = 0;
-  for (const char ch : text) {
-    if (ch == '\n') {
-      longest = std::max(longest, current);
-      current = 0;
-    } else if ((static_cast<unsigned char>(ch) & 0xC0) != 0x80) {
-      ++current;
-    }
-  }
-  return std::max(longest, current);
-}
 
 std::vector<double> read_doubles(hid_t file, const char* path) {
   std::vector<double> values;

@@ -14,6 +14,7 @@
 
 #include "synthetic_run.hpp"
 #include "temp_dir.hpp"
+#include "test_helpers.hpp"
 #include "tremor/analysis/report.hpp"
 
 namespace fs = std::filesystem;
@@ -22,6 +23,7 @@ using namespace tremor::analysis;
 using tremor::test::SyntheticGroup;
 using tremor::test::SyntheticSpec;
 using tremor::test::TempDir;
+using tremor::test::longest_line;
 
 namespace {
 
@@ -63,20 +65,6 @@ fs::path write_file(const TempDir& dir, const RunData& run, const std::string& n
   std::string error;
   REQUIRE(write_run(path, run, error));
   return path;
-}
-
-// Code points per line (the report uses a few UTF-8 characters).
-std::size_t longest_line(const std::string& text) {
-  std::size_t longest = 0, current = 0;
-  for (const char ch : text) {
-    if (ch == '\n') {
-      longest = std::max(longest, current);
-      current = 0;
-    } else if ((static_cast<unsigned char>(ch) & 0xC0) != 0x80) {
-      ++current;
-    }
-  }
-  return std::max(longest, current);
 }
 
 }  // namespace
@@ -191,7 +179,7 @@ TEST_CASE("JSON report carries the documented fields", "[report]") {
   }
 }
 
-TEST_CASE("report_run writes /analysis and the reserved JSON; tremor analyze agrees", "[report][cli]") {
+TEST_CASE("report_run writes /analysis and the reserved JSON, tremor analyze agrees", "[report][cli]") {
   TempDir dir;
   const RunData run = tremor::test::synthetic_run(medium_spec());
   const fs::path h5 = write_file(dir, run);

@@ -4,23 +4,19 @@
 #include <catch2/catch.hpp>
 
 #include "synthetic_run.hpp"
+#include "test_helpers.hpp"
 #include "tremor/analysis/analysis.hpp"
 
 using namespace tremor;
 using namespace tremor::analysis;
 using tremor::test::SyntheticGroup;
 using tremor::test::SyntheticSpec;
+using tremor::test::quick_parameters;
 
 namespace {
 
 constexpr std::size_t kDelayed = 40;
 constexpr double kDelayS = 0.005;
-
-AnalysisParameters quick_parameters() {
-  AnalysisParameters parameters;
-  parameters.replicas = 50;
-  return parameters;
-}
 
 // One group of 100 segments of 10 ms; segment kDelayed is 5 ms late and does
 // `relative_work` times the others' work. The default clustering threshold

@@ -49,7 +49,7 @@ TEST_CASE("ranks taking turns on an oversubscribed node: what one slept beyond i
   CHECK(analyze_run(run, quick_parameters()).primary.lost_percent < 0.5);
 }
 
-TEST_CASE("ranks taking turns: their own turns cost nothing; another process costs the CPU time it took",
+TEST_CASE("ranks taking turns: their own turns cost nothing, another process costs the CPU time it took",
           "[analysis]") {
   RunData run = taking_turns_run();
   const std::vector<double> clean = run.segments.duration_s;

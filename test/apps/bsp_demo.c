@@ -15,6 +15,8 @@
  *   -m        write checkpoints with MPI-IO instead of POSIX
  *   -O DIR    checkpoint directory (default: $TMPDIR or /tmp)
  *   -d R:I1,I2,...:MS  rank R sleeps MS extra milliseconds in iterations I1,I2...
+ *   -T        rank R of -d prints each planted sleep as its own clock measured
+ *             it: "planted ITERATION SECONDS" lines on stdout (even with -q)
  *   -s sub    collectives only on two halves of the world (no global boundary)
  *   -q        quiet (no summary line)
  *   -t        add the elapsed time to the summary line
@@ -74,6 +76,7 @@ static void sleep_us(double us) {
 int main(int argc, char** argv) {
   int iterations = 200, base_us = 2000, sleep_mode = 0, bytes = 4096, every = 50, ckpt = 65536;
   int use_mpiio = 0, sub_only = 0, quiet = 0, show_time = 0, print_calibration = 0, delay_rank = -1, delay_ms = 0;
+  int print_planted = 0;
   char delay_iters[4096] = "";
   long fixed_units_per_us = 0;
   char fail_how[16] = "";
@@ -81,7 +84,7 @@ int main(int argc, char** argv) {
   long long file_size_limit = -1;
   const char* dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   int opt;
-  while ((opt = getopt(argc, argv, "n:u:Sb:k:z:mO:d:s:qtc:PF:L:")) != -1) {
+  while ((opt = getopt(argc, argv, "n:u:Sb:k:z:mO:d:s:qtTc:PF:L:")) != -1) {
     switch (opt) {
       case 'n':
         iterations = atoi(optarg);
@@ -122,6 +125,9 @@ int main(int argc, char** argv) {
         break;
       case 't':
         show_time = 1;
+        break;
+      case 'T':
+        print_planted = 1;
         break;
       case 'c':
         fixed_units_per_us = atol(optarg);
@@ -173,7 +179,11 @@ int main(int argc, char** argv) {
     if (rank == delay_rank && delay_ms > 0) {
       char key[32];
       snprintf(key, sizeof key, ",%d,", it);
-      if (strstr(delay_iters, key)) sleep_us(delay_ms * 1000.0);
+      if (strstr(delay_iters, key)) {
+        const double before = now_s();
+        sleep_us(delay_ms * 1000.0);
+        if (print_planted) printf("planted %d %.9f\n", it, now_s() - before);
+      }
     }
     if (size > 1 && bytes > 0) {
       MPI_Sendrecv(sendbuf, bytes, MPI_CHAR, right, 1, recvbuf, bytes, MPI_CHAR, left, 1, MPI_COMM_WORLD,

@@ -6,19 +6,24 @@ The campaign is run with --output OUTPUT_DIR (emptied first); exit 0 when
 every check passes, 1 with one "CHECK FAILED" line otherwise.
 
 interference: runs.csv has one row per run; runs without injection logged no
-delay and most are estimated low (up to three campaigns: the machine's own
-load is interference for them); every run at the heaviest level is
-estimated high and its injected critical path is above 15 %; the fastest run
-measures 0 and 0 <= measured <= raw for every run; accuracy follows its
-definition; summary.csv/.md and both PNG plots exist.
+delay and are estimated low unless the machine took more than the low
+class's margin from them; every run at the heaviest level is estimated high
+and its injected critical path is above 15 %; the fastest run measures 0 and
+0 <= measured <= raw for every run; accuracy follows its definition;
+summary.csv/.md and both PNG plots exist.
 kinds: runs.csv has --runs rows per kind; every injected kind's primary
-estimate is within KIND_TOLERANCE_PP of its injected critical path (which is
-above 2 %) and puts at least a given share of its lost time in the component
-the delays sit in (EXPECTED_COMPONENT); clean runs read below
-CLEAN_CEILING_PERCENT; runs beside another process (contended*) are within
-KIND_TOLERANCE_PP + CONTENDED_EXTRA_PP of their wall-clock loss; summary.md exists.
-A kind that misses is measured again (the machine's own load moves single
-runs); a broken estimator misses every attempt.
+estimate less its injected critical path (the injector's logs; above 2 %)
+lies within KIND_ERROR's band for that kind and puts at least a given share
+of its lost time in the component the delays sit in (EXPECTED_COMPONENT);
+clean runs read below their ceiling; runs beside another process
+(contended*) are within their band of their wall-clock loss; the paper's
+4·MAD (a known-wrong estimator where most segments are delayed) lands
+outside the band of most_p0.9; summary.md exists.
+Every band is k·σ of a quiet calibration, widened by what the machine was
+measured to take from the run (runs.csv machine_percent, the kernel's count;
+never the estimate). A campaign whose misses all fell on runs measured busy
+is run once more (logged); missing there on busy runs again skips the test
+(exit 77); a miss on a run measured quiet fails it.
 scale: predictions exist at every requested size, are finite with
 ci_low <= median <= ci_high and pi_low < median < pi_high, every base run has
 a headline method, and each method's median does not decrease with the scale
@@ -35,6 +40,9 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from tremor_testing import skip  # noqa: E402
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -43,14 +51,18 @@ def fail(message):
     sys.exit(1)
 
 
-class BusyMachine(Exception):
-    """Runs without injection read interference: the machine's own load."""
+class Missed(Exception):
+    """Some runs missed their band; .busy: every one of them was measured busy."""
+
+    def __init__(self, misses):
+        super().__init__("; ".join(text for text, _ in misses))
+        self.busy = all(busy for _, busy in misses)
 
 
-# The interference campaign runs again (from scratch) when only its quiet runs
-# failed: the machine's load is real interference for them; a broken
-# estimator fails the injected runs, or the quiet ones every time.
-QUIET_ATTEMPTS = 3
+def machine_percent(row):
+    """What the machine took from the run (the campaign's own kernel count), % of the run."""
+    value = row.get("machine_percent", "")
+    return float(value) if value not in ("", None) else float("inf")
 
 
 def read_csv(path):
@@ -95,11 +107,12 @@ def check_interference(out, argv):
     for r in quiet:
         if float(r["injected_delays"]) != 0:
             fail(f"run {r['run']} had no injection but logged {r['injected_delays']} delays")
-    low = [r for r in quiet if r["estimate_class"] == "low"]
-    busy = None
-    if 2 * len(low) <= len(quiet):
-        busy = BusyMachine("most runs without injection were not estimated low: "
-                           + ", ".join(f"{float(r['estimated_percent']):.2f} %" for r in quiet))
+    # A run the machine took more from than the low class leaves above the quiet
+    # floor can rightly read medium: only there is a miss excused.
+    misses = [(f"run {r['run']} without injection estimated {float(r['estimated_percent']):.2f} % "
+               f"({r['estimate_class']}), the machine took {machine_percent(r):.2f} %",
+               machine_percent(r) > LOW_LIMIT_PERCENT - QUIET_FLOOR_PERCENT)
+              for r in quiet if r["estimate_class"] != "low"]
     for r in heavy:
         injected = float(r["injected_percent"])
         if not (r["estimate_class"] == "high" and injected > 15):
@@ -121,73 +134,92 @@ def check_interference(out, argv):
         fail("summary.md was not written")
     require_png(os.path.join(out, "estimated_vs_measured.png"))
     require_png(os.path.join(out, "accuracy_boxplot.png"))
-    if busy is not None:
-        raise busy
+    if misses:
+        raise Missed(misses)
 
 
-# Single short runs on a loaded 2-core CI machine: the campaign's own targets
-# (median |estimate - truth| <= 2 pp over several runs on an idle machine)
-# are figures for docs/accuracy.md; here a run passes within 5 pp. Broken
-# estimators miss by far more: reading "most segments" as clean gives ~24 pp.
-KIND_TOLERANCE_PP = 5.0
-CLEAN_CEILING_PERCENT = 5.0
+LOW_LIMIT_PERCENT = 7.5  # docs/statistics.md#classification
+# Bands of the primary estimate less the truth, pp: the kind's mean and the
+# pooled σ of the kinds' errors about their means in quiet calibrations: the
+# kinds campaigns of the demo on the idle 2-core Debian 12 VM, MPICH 4.0.2
+# (docs/validation/kinds{,-check,-nine}/demo, 2026-11-25/26, 3-15 runs per
+# kind: σ 0.23 pp for injected delays, 42 degrees of freedom; 0.72 pp beside
+# another process, whose truth is the wall clock, 16). The band is mean ± 4σ.
+KIND_ERROR = {"sparse": (0.73, 0.23), "most_p0.5": (0.69, 0.23), "most_p0.9": (0.52, 0.23),
+              "window": (0.61, 0.23), "slow_rank": (-0.19, 0.23), "io_only": (0.56, 0.23),
+              "contended": (0.22, 0.72), "contended_window": (0.43, 0.72)}
+K_SIGMA = 4.0
+# Runs without injection (24 runs of the clean kinds): 0.70 % on average, σ
+# 0.19 pp; the floor is mean + 4σ.
+QUIET_FLOOR_PERCENT = 0.70 + 4 * 0.19
 # diagnosis.components: the component the injected delays sit in, and the
-# least share of the lost time it must get (the target for I/O is 80 %; MPI
-# kinds also charge compute to the late rank: 55-60 % MPI measured for most_p0.9).
-EXPECTED_COMPONENT = {"sparse": ("mpi", 0.5), "most_p0.9": ("mpi", 0.5), "window": ("mpi", 0.5),
-                      "io_only": ("io", 0.8)}
-IO_SIDE_EFFECT_PP = 8.0
-CONTENDED_EXTRA_PP = 3.0
-
-
-class KindMissed(Exception):
-    """A kind's estimate was off; measured again before failing."""
+# least share of the lost time it must get: the kind's mean share in the same
+# campaigns less 4σ (pooled σ of the shares 0.02; MPI kinds also charge a
+# little compute to the late rank).
+EXPECTED_COMPONENT = {"sparse": ("mpi", 0.939 - 4 * 0.02), "most_p0.9": ("mpi", 0.970 - 4 * 0.02),
+                      "window": ("mpi", 0.945 - 4 * 0.02), "io_only": ("io", 0.973 - 4 * 0.02)}
+CLEAN_KINDS = ("clean", "checkpoint", "io_clean", "clean_long")
 
 
 def check_kinds(out, argv):
     rows = read_csv(os.path.join(out, "runs.csv"))
     kinds = option(argv, "--kinds").split(",")
     runs = int(option(argv, "--runs", "3"))
-    missed = []
+    misses = []
+    # Beside another process the machine's share holds that process too; the
+    # clean runs of the same campaign tell whether the machine was busy besides.
+    background = max((machine_percent(r) for r in rows if r["kind"] in CLEAN_KINDS), default=float("inf"))
     for kind in kinds:
         mine = [r for r in rows if r["kind"] == kind]
         if len(mine) != runs:
             fail(f"{kind}: {len(mine)} rows in runs.csv, expected {runs}")
         for r in mine:
             truth, primary = float(r["truth_percent"]), float(r["primary_percent"])
+            added = machine_percent(r)
             if not (math.isfinite(truth) and math.isfinite(primary)):
                 fail(f"{kind}: truth {r['truth_percent']!r} or estimate {r['primary_percent']!r} is not a number")
-            if kind in ("clean", "checkpoint", "io_clean", "clean_long"):
+            if kind in CLEAN_KINDS:
                 if truth != 0:
                     fail(f"{kind}: no injection, but a truth of {truth} %")
-                if primary > CLEAN_CEILING_PERCENT:
-                    missed.append(f"{kind} read {primary:.2f} % (ceiling {CLEAN_CEILING_PERCENT} %)")
-            else:
-                if truth <= 2.0:  # a random draw can plant little (sparse: 2 % of 400 collectives)
-                    missed.append(f"{kind}: the injected critical path is only {truth:.2f} %")
-                    continue
-                # A delayed checkpoint write also slows the segments after it: the
-                # run loses more than the injector logs (the demo's wall clock
-                # measured 6 pp more), so I/O delays may read up to that much high.
-                above = IO_SIDE_EFFECT_PP if kind == "io_only" else 0.0
-                # Another process beside the run: the truth is the wall clock
-                # against one clean run, itself a single noisy reading.
-                if kind.startswith("contended"):
-                    above = CONTENDED_EXTRA_PP
-                below = CONTENDED_EXTRA_PP if kind.startswith("contended") else 0.0
-                if not truth - KIND_TOLERANCE_PP - below <= primary <= truth + KIND_TOLERANCE_PP + above:
-                    missed.append(f"{kind} read {primary:.2f} % against a truth of {truth:.2f} %")
-                # What lost the time: delays inside MPI calls are MPI, inside file calls I/O.
-                parts = {k: float(r[f"lost_{k}_percent"]) for k in ("compute", "mpi", "io")}
-                expected, share = EXPECTED_COMPONENT.get(kind, (None, 0.0))
-                total = sum(parts.values())
-                if expected and total > 0 and parts[expected] < share * total:
-                    missed.append(f"{kind}: {parts[expected]:.1f} of {total:.1f} % lost put in {expected}, "
-                                  f"expected at least {share:.0%}")
+                if primary > QUIET_FLOOR_PERCENT + min(added, QUIET_FLOOR_PERCENT):
+                    misses.append((f"{kind} read {primary:.2f} % (floor {QUIET_FLOOR_PERCENT} %, the machine took "
+                                   f"{added:.2f} %)", added > QUIET_FLOOR_PERCENT))
+                continue
+            if kind not in KIND_ERROR:
+                fail(f"{kind}: no calibrated band (KIND_ERROR)")
+            mean, sigma = KIND_ERROR[kind]
+            band = K_SIGMA * sigma
+            if truth <= 2.0:
+                # A random draw can plant little (sparse: 2 % of 400 collectives), and
+                # on a busy machine delays in a collective vanish into waits for a rank
+                # the machine held back: too little to tell the estimators apart.
+                misses.append((f"{kind}: the injected critical path is only {truth:.2f} % (the machine took "
+                               f"{added:.2f} %)", added > band))
+                continue
+            # The machine's share widens the band, at most by the band itself (beyond
+            # it the run is busy: a miss is excused, never passed), except where it
+            # is the planted interference itself.
+            contended = kind.startswith("contended")
+            widened = band + (0.0 if contended else min(added, band))
+            busy = (background if contended else added) > band
+            if abs(primary - truth - mean) > widened:
+                misses.append((f"{kind} read {primary:.2f} % against a truth of {truth:.2f} % (band {mean:+.2f} "
+                               f"+- {widened:.2f} pp; the machine took {added:.2f} %)", busy))
+            if kind == "most_p0.9":
+                mad4 = float(r["mad4_percent"])
+                if abs(mad4 - truth - mean) <= widened:
+                    misses.append((f"{kind}: the paper's 4·MAD ({mad4:.2f} %) is within the band", busy))
+            # What lost the time: delays inside MPI calls are MPI, inside file calls I/O.
+            parts = {k: float(r[f"lost_{k}_percent"]) for k in ("compute", "mpi", "io")}
+            expected, share = EXPECTED_COMPONENT.get(kind, (None, 0.0))
+            total = sum(parts.values())
+            if expected and total > 0 and parts[expected] < share * total:
+                misses.append((f"{kind}: {parts[expected]:.1f} of {total:.1f} % lost put in {expected}, "
+                               f"expected at least {share:.0%}", busy))
     if not os.path.exists(os.path.join(out, "summary.md")):
         fail("summary.md was not written")
-    if missed:
-        raise KindMissed("; ".join(missed))
+    if misses:
+        raise Missed(misses)
 
 
 def same_rows(path, reference_path, numeric):
@@ -257,7 +289,7 @@ def main():
     if len(sys.argv) < 5 or sys.argv[3] != "--" or sys.argv[1] not in checks:
         sys.exit(__doc__)
     kind, out, command = sys.argv[1], sys.argv[2], sys.argv[4:]
-    for attempt in range(1, (QUIET_ATTEMPTS if kind in ("interference", "kinds") else 1) + 1):
+    for attempt in (1, 2):
         shutil.rmtree(out, ignore_errors=True)
         result = subprocess.run(command + ["--output", out])
         if result.returncode != 0:
@@ -265,10 +297,13 @@ def main():
         try:
             checks[kind](out, command)
             break
-        except (BusyMachine, KindMissed) as reason:
-            if attempt == QUIET_ATTEMPTS:
-                fail(str(reason))
-            print(f"attempt {attempt} of {QUIET_ATTEMPTS}: {reason}; running the campaign again")
+        except Missed as reason:
+            if not reason.busy:
+                fail(f"{reason} (on runs measured quiet)")
+            if attempt == 2:
+                skip(f"{kind} campaign: runs missed on a machine measured busy twice: {reason}")
+            print(f"attempt {attempt}: {reason}; every miss fell on a run measured busy: running the campaign "
+                  "once more (the one retry)")
     print(f"{kind} campaign checks passed ({out})")
 
 

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""The campaigns' truth (scripts/campaigns/injected_truth.py) on small run files
-written here, whose critical path is known by construction:
+"""The campaigns' truth (scripts/campaigns/injected_truth.py) on small runs
+written here, injector logs and all, whose critical path is known by
+construction:
 
 - a delay in the closing collective of the last rank to arrive costs it in full;
-- one on a rank that waited there anyway costs nothing, and one on a rank
-  that waited less than its delay costs the difference;
-- a delay in another call counts in full, on top of the closing one;
-- a delayed rank without a detail row counts in full;
-- segment -1 (Tremor's own start-up) counts nothing.
+- one on a rank that arrived long before the others costs nothing, and one on a
+  rank that arrived a little earlier than the last costs the difference;
+- a delay in another call counts in full, on top of the closing one; so does
+  any delay of the last segment (it ends at MPI_Finalize);
+- segment -1 (Tremor's own start-up) counts nothing;
+- logs without the traced arrivals, logs of two runs in one folder, or an
+  injected run without its logs give no truth rather than a wrong one.
 """
 import os
 import sys
@@ -22,32 +25,28 @@ import numpy as np  # noqa: E402
 
 import injected_truth  # noqa: E402
 
-CALLS = ["MPI_Allreduce", "MPI_Send", "MPI_Barrier"]
+HEADER = "rank,sequence,time_s,call,requested_us,spent_us,segment,entered_s,returned_s\n"
 
 
-def write_run(path, waits, delays, detail_ranks=(0, 1), run_time_s=1.0):
-    """waits[rank][segment]: the rank's wait in the closing collective (s); delays:
-    (segment, rank, call, s). Every segment closes with MPI_Allreduce."""
-    waits = np.asarray(waits, dtype=np.float64)
-    segments = waits.shape[1]
-    values = np.unique(waits)
-    with h5py.File(path, "w") as h5:
+def write_run(folder, segments, rows, world=2, run_time_s=1.0, pid=100):
+    """rows: (rank, segment, call, delay s, entered s) in call order per rank; a
+    delay of 0 is a traced call that was not delayed."""
+    os.makedirs(folder, exist_ok=True)
+    with h5py.File(os.path.join(folder, "run.h5"), "w") as h5:
         h5.attrs["run_time_s"] = run_time_s
-        h5["call_names"] = np.array(CALLS, dtype=h5py.string_dtype())
+        h5.attrs["world_size"] = world
         h5["segments/duration_s"] = np.full(segments, 0.1)
-        h5["segments/closing_call"] = np.zeros(segments, dtype=np.uint16)
-        h5["bins/wait_time/value"] = values
-        rows = [waits[r] for r in detail_ranks]
-        h5["detail/wait_time"] = np.searchsorted(values, np.array(rows)).astype(np.uint16)
-        h5["detail/ranks"] = np.array(detail_ranks, dtype=np.int32)
-        h5["injection/segment"] = np.array([d[0] for d in delays], dtype=np.int64)
-        h5["injection/rank"] = np.array([d[1] for d in delays], dtype=np.int32)
-        h5["injection/call"] = np.array([d[2] for d in delays], dtype=h5py.string_dtype())
-        h5["injection/spent_us"] = np.array([d[3] * 1e6 for d in delays])
+    for rank in range(world):
+        mine = [r for r in rows if r[0] == rank]
+        with open(os.path.join(folder, f"tremor-inject_app_20260101-000000_r{rank}_{pid + rank}-0.csv"), "w") as f:
+            f.write(HEADER)
+            for sequence, (_, segment, call, delay, entered) in enumerate(mine):
+                f.write(f"{rank},{sequence},{entered:.9f},{call},{delay * 1e6:.3f},{delay * 1e6:.3f},{segment},"
+                        f"{entered:.9f},{entered + delay + 1e-4:.9f}\n")
 
 
-def critical(path):
-    with h5py.File(path, "r") as h5:
+def critical(folder):
+    with h5py.File(os.path.join(folder, "run.h5"), "r") as h5:
         return injected_truth.critical_path(h5)
 
 
@@ -56,44 +55,77 @@ def expect(name, got, want, failures):
         failures.append(f"{name}: {got:.6f} s, expected {want:.6f} s")
 
 
+def expect_unavailable(name, folder, failures):
+    try:
+        critical(folder)
+        failures.append(f"{name}: a truth was computed")
+    except injected_truth.TruthUnavailable as reason:
+        print(f"{name}: {reason}")
+
+
 def main():
     failures = []
+    A = "MPI_Allreduce"
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "run.h5")
-        # Segment 0: rank 1 sleeps 10 ms in the closing collective and arrives last
-        # (rank 0 waited 10 ms for it): 10 ms. Segment 1: rank 1 sleeps 10 ms but rank 0
-        # arrived 200 ms after it (rank 1 waited 210 ms, its sleep included): nothing.
-        # Segment 2: rank 1 sleeps 10 ms, rank 0 arrived 4 ms after rank 1 would have
-        # without it (rank 0 waited 6 ms): 6 ms.
-        write_run(path, [[0.010, 0.0, 0.006], [0.010, 0.210, 0.010]],
-                  [(0, 1, "MPI_Allreduce", 0.010), (1, 1, "MPI_Allreduce", 0.010), (2, 1, "MPI_Allreduce", 0.010)])
-        got, largest = critical(path)
+        # Segment 0: rank 1 sleeps 10 ms in the closing collective, entered together
+        # with rank 0: 10 ms. Segment 1: rank 0 arrives 200 ms after rank 1: nothing.
+        # Segment 2: rank 0 arrives 4 ms after rank 1: 6 ms. Segment 3 (the last) is clean.
+        folder = os.path.join(tmp, "closing")
+        write_run(folder, 4, [(0, 0, A, 0.0, 1.0), (1, 0, A, 0.010, 1.0),
+                              (0, 1, A, 0.0, 2.2), (1, 1, A, 0.010, 2.0),
+                              (0, 2, A, 0.0, 3.004), (1, 2, A, 0.010, 3.0)])
+        got, largest = critical(folder)
         expect("closing delays against the other rank's arrival", got, 0.016, failures)
         expect("largest delay per segment", largest, 0.030, failures)
+        with h5py.File(os.path.join(folder, "run.h5"), "r") as h5:
+            percent = injected_truth.injected_percent(h5)
+            listed = injected_truth.delays(h5)
+        if abs(percent - 1.6) > 1e-9:
+            failures.append(f"percent of the run: {percent}, expected 1.6")
+        if listed["rank"].tolist() != [1, 1, 1] or abs(listed["spent_s"].sum() - 0.030) > 1e-9:
+            failures.append(f"delays listed: {listed}")
 
         # A 5 ms delay in a send before the collective counts in full, beside a closing
         # delay absorbed by the wait; start-up delays (segment -1) count nothing.
-        write_run(path, [[0.0], [0.210]],
-                  [(-1, 0, "MPI_Barrier", 0.5), (0, 1, "MPI_Send", 0.005), (0, 1, "MPI_Allreduce", 0.010)])
-        got, largest = critical(path)
+        folder = os.path.join(tmp, "other_call")
+        write_run(folder, 2, [(0, -1, "MPI_Barrier", 0.5, 0.5), (0, 0, A, 0.0, 1.21),
+                              (1, 0, "MPI_Send", 0.005, 0.99), (1, 0, A, 0.010, 1.0)])
+        got, largest = critical(folder)
         expect("a delay in another call", got, 0.005, failures)
         expect("largest with another call", largest, 0.015, failures)
 
-        # The same closing delay on a rank without a detail row counts in full.
-        write_run(path, [[0.0], [0.210]], [(0, 1, "MPI_Allreduce", 0.010)], detail_ranks=(0,))
-        got, _ = critical(path)
-        expect("a delayed rank without detail", got, 0.010, failures)
-
-        # A delay in a call of the closing collective's name that is not the segment's
-        # last delay of that rank is not the closing one.
-        write_run(path, [[0.0], [0.210]], [(0, 1, "MPI_Allreduce", 0.004), (0, 1, "MPI_Send", 0.001)])
-        got, _ = critical(path)
+        # An earlier collective of the closing one's name is not the closing one.
+        folder = os.path.join(tmp, "earlier_collective")
+        write_run(folder, 2, [(0, 0, A, 0.0, 1.0), (0, 0, A, 0.0, 1.5),
+                              (1, 0, A, 0.004, 1.0), (1, 0, "MPI_Send", 0.001, 1.2), (1, 0, A, 0.0, 1.5)])
+        got, _ = critical(folder)
         expect("an earlier call of the closing name", got, 0.005, failures)
 
-        with h5py.File(path, "r") as h5:
-            percent = injected_truth.injected_percent(h5)
-        if abs(percent - 0.5) > 1e-9:
-            failures.append(f"percent of the run: {percent}, expected 0.5")
+        # Three ranks: the latest other arrival decides; the last segment counts in full.
+        folder = os.path.join(tmp, "three_ranks")
+        write_run(folder, 2, [(0, 0, A, 0.0, 1.003), (1, 0, A, 0.0, 1.001), (2, 0, A, 0.010, 1.0),
+                              (2, 1, "MPI_Barrier", 0.007, 2.0)], world=3)
+        got, _ = critical(folder)
+        expect("three ranks and the last segment", got, 0.007 + 0.007, failures)
+
+        # Without the traced arrival of rank 0, no truth.
+        folder = os.path.join(tmp, "untraced")
+        write_run(folder, 2, [(1, 0, A, 0.010, 1.0)])
+        expect_unavailable("untraced collectives", folder, failures)
+        # Two runs' logs in one folder.
+        folder = os.path.join(tmp, "two_runs")
+        write_run(folder, 2, [(0, 0, A, 0.0, 1.0), (1, 0, A, 0.010, 1.0)])
+        write_run(folder, 2, [(0, 0, A, 0.0, 1.0), (1, 0, A, 0.010, 1.0)], pid=300)
+        expect_unavailable("logs of two runs", folder, failures)
+        # An injected run (the profiler's /injection lists delays) without its logs.
+        folder = os.path.join(tmp, "no_logs")
+        os.makedirs(folder)
+        with h5py.File(os.path.join(folder, "run.h5"), "w") as h5:
+            h5.attrs["run_time_s"] = 1.0
+            h5.attrs["world_size"] = 2
+            h5["segments/duration_s"] = np.full(2, 0.1)
+            h5["injection/rank"] = np.array([1], dtype=np.int32)
+        expect_unavailable("an injected run without logs", folder, failures)
     for failure in failures:
         print("FAIL", failure)
     print("injected truth:", "ok" if not failures else f"{len(failures)} failed")

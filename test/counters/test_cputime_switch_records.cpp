@@ -73,8 +73,8 @@ TEST_CASE("the CPU-time fallback uses context-switch records unless told not to"
   CHECK(syscall.rejections[0].event == "NOT_AN_EVENT");
 }
 
-TEST_CASE("the clock is read once per period of reads, and no less often", "[counters][cputime]") {
-  if (perf_refuses()) return;
+TEST_CASE("the clock is read once per period of reads, and no less often", "[counters][cputime][perf]") {
+  require_perf();
   const CounterSource source = assisted_source();
   (void)source.read();
   outlast_period();
@@ -98,8 +98,8 @@ TEST_CASE("the clock is read once per period of reads, and no less often", "[cou
   CHECK(switch_record_clock_reads() - spaced_before == 5);
 }
 
-TEST_CASE("a read after the period is the kernel's thread clock", "[counters][cputime]") {
-  if (perf_refuses()) return;
+TEST_CASE("a read after the period is the kernel's thread clock", "[counters][cputime][perf]") {
+  require_perf();
   const CounterSource source = assisted_source();
   (void)source.read();
   compute_past_period();
@@ -116,8 +116,8 @@ TEST_CASE("a read after the period is the kernel's thread clock", "[counters][cp
   CHECK(std::abs(assisted - clock) <= 20e3);
 }
 
-TEST_CASE("threads sharing a core read their own CPU time within a period", "[counters][cputime][threads]") {
-  if (perf_refuses()) return;
+TEST_CASE("threads sharing a core read their own CPU time within a period", "[counters][cputime][threads][perf]") {
+  require_perf();
   const CounterSource source = assisted_source();
   const int cpu = first_allowed_cpu();
   struct measured {

@@ -118,8 +118,8 @@ TEST_CASE("oncpu is chosen when asked for, or refused with perf's reason", "[cou
   }
 }
 
-TEST_CASE("oncpu tracks busy time and not sleep, like the thread CPU clock", "[counters][oncpu]") {
-  if (perf_refuses()) return;
+TEST_CASE("oncpu tracks busy time and not sleep, like the thread CPU clock", "[counters][oncpu][perf]") {
+  require_perf();
   const CounterSource source = oncpu_source();
   (void)source.read();
   std::uint64_t o0 = source.read();
@@ -139,8 +139,8 @@ TEST_CASE("oncpu tracks busy time and not sleep, like the thread CPU clock", "[c
   check_agrees({slept, read_thread_cputime_ns() - c0, 0, steal_ns(-1) - s0});
 }
 
-TEST_CASE("oncpu leaves out the time a thread sharing the core ran", "[counters][oncpu][threads]") {
-  if (perf_refuses()) return;
+TEST_CASE("oncpu leaves out the time a thread sharing the core ran", "[counters][oncpu][perf][threads]") {
+  require_perf();
   const CounterSource source = oncpu_source();
   // Both spin for 300 ms of wall time on one CPU: each gets about half.
   const auto [a, b] = on_one_cpu(source, [] {
@@ -155,8 +155,8 @@ TEST_CASE("oncpu leaves out the time a thread sharing the core ran", "[counters]
   }
 }
 
-TEST_CASE("a full buffer re-anchors on the thread CPU clock", "[counters][oncpu][threads]") {
-  if (perf_refuses()) return;
+TEST_CASE("a full buffer re-anchors on the thread CPU clock", "[counters][oncpu][perf][threads]") {
+  require_perf();
   const CounterSource source = oncpu_source();
   const std::uint64_t before = tremor::counters::oncpu_resynchronisations();
   // 8 pages hold 2048 switch records; each yield to the other thread adds two.
@@ -168,8 +168,8 @@ TEST_CASE("a full buffer re-anchors on the thread CPU clock", "[counters][oncpu]
   check_agrees(b);
 }
 
-TEST_CASE("oncpu reads stay monotonic", "[counters][oncpu]") {
-  if (perf_refuses()) return;
+TEST_CASE("oncpu reads stay monotonic", "[counters][oncpu][perf]") {
+  require_perf();
   const CounterSource source = oncpu_source();
   std::uint64_t previous = source.read();
   for (int i = 0; i < 200000; ++i) {
@@ -179,8 +179,8 @@ TEST_CASE("oncpu reads stay monotonic", "[counters][oncpu]") {
   }
 }
 
-TEST_CASE("a forked child measures itself, not the parent's thread", "[counters][oncpu]") {
-  if (perf_refuses()) return;
+TEST_CASE("a forked child measures itself, not the parent's thread", "[counters][oncpu][perf]") {
+  require_perf();
   const CounterSource source = oncpu_source();
   (void)source.read();
   const pid_t child = fork();
@@ -208,10 +208,13 @@ TEST_CASE("a forked child measures itself, not the parent's thread", "[counters]
   CHECK(WEXITSTATUS(status) == 0);
 }
 
-TEST_CASE("oncpu is never the automatic fallback, and in a list it stops the list", "[counters][oncpu]") {
+TEST_CASE("oncpu is never the automatic fallback", "[counters][oncpu]") {
   CHECK(open_counter_source("NOT_AN_EVENT").source.kind() == SourceKind::thread_cputime);
   CHECK(open_counter_source("").source.kind() != SourceKind::thread_oncpu);
-  if (perf_refuses()) return;
+}
+
+TEST_CASE("in a list, oncpu stops the list", "[counters][oncpu][perf]") {
+  require_perf();
   const auto listed = open_counter_source("NOT_AN_EVENT, ONCPU, cputime");
   CHECK(listed.source.kind() == SourceKind::thread_oncpu);
   REQUIRE(listed.rejections.size() == 1);

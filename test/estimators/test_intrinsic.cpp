@@ -24,9 +24,10 @@ struct Planted {
 // Groups of n segments at 10, 20, 30 ... ms with normal relative jitter;
 // each segment is delayed with probability `share` by an exponential delay
 // of mean `relative_delay` times its group's duration.
+template <typename Engine = std::mt19937_64>
 Planted planted_groups(std::uint64_t seed, std::size_t group_count, std::size_t n, double jitter, double share,
                        double relative_delay) {
-  std::mt19937_64 engine(seed);
+  Engine engine(static_cast<typename Engine::result_type>(seed));
   std::normal_distribution<double> noise(0.0, jitter);
   std::bernoulli_distribution delayed(share);
   std::exponential_distribution<double> delay(1.0 / relative_delay);
@@ -87,11 +88,16 @@ TEST_CASE("posterior: jitter is not a delay, a large excess is charged almost in
   CHECK(delay_posterior(std::nan(""), sigma, p, tau).delay == 0.0);
 }
 
+// The bounds of the cases below are |mean| + 4σ of the estimate's error over
+// 80 simulations of each case's data (seeds 1-40 of std::mt19937_64 and of
+// std::minstd_rand, 2026-11-26), written beside each; the paper's 4·MAD is the
+// known-wrong estimator where most segments are delayed.
 TEST_CASE("clean jitter only: about nothing is lost", "[intrinsic]") {
   for (const std::uint64_t seed : {1u, 2u, 3u}) {
     const Planted run = planted_groups(seed, 4, 60, 0.01, 0.0, 0.1);
     const IntrinsicEstimate estimate = estimate_intrinsic(spans(run.groups));
-    CHECK(100.0 * estimate.total_lost / run.total < 0.1);
+    // Simulated: mean 0.0016 %, σ 0.0053 pp.
+    CHECK(100.0 * estimate.total_lost / run.total < 0.0016 + 4 * 0.0053);
     // The pooled clean spread is the planted 1 %.
     CHECK(estimate.relative_spread == Approx(0.01).margin(0.003));
     for (std::size_t g = 0; g < 4; ++g) {
@@ -105,13 +111,19 @@ TEST_CASE("sparse bursts count in full, not minus 4 MAD", "[intrinsic]") {
     const Planted run = planted_groups(seed, 4, 50, 0.01, 0.05, 0.5);
     REQUIRE(run.truth > 0.0);
     const IntrinsicEstimate estimate = estimate_intrinsic(spans(run.groups));
-    CHECK(estimate.total_lost == Approx(run.truth).epsilon(0.05));
+    // Simulated relative error: mean -0.0036, σ 0.0132.
+    CHECK(estimate.total_lost == Approx(run.truth).epsilon(0.0036 + 4 * 0.0132));
     // The paper's rule loses 4 MAD on each detected delay.
     CHECK(mad4_total(run.groups) < estimate.total_lost);
   }
 }
 
 TEST_CASE("most of a group delayed: the anchor stays on the clean segments", "[intrinsic]") {
+  // Simulated error, pp: mean -0.04, σ 0.17 (30 %); -0.03, 0.27 (50 %); -0.08,
+  // 0.36 (70 %). The paper's 4·MAD at 70 %: -9.8 pp, σ 1.9.
+  const auto bound_pp = [](double share) {
+    return share < 0.4 ? 0.04 + 4 * 0.17 : share < 0.6 ? 0.03 + 4 * 0.27 : 0.08 + 4 * 0.36;
+  };
   for (const double share : {0.3, 0.5, 0.7}) {
     for (const std::uint64_t seed : {21u, 22u, 23u}) {
       const Planted run = planted_groups(seed, 3, 22, 0.01, share, 0.2);
@@ -119,8 +131,8 @@ TEST_CASE("most of a group delayed: the anchor stays on the clean segments", "[i
       const double truth_percent = 100.0 * run.truth / run.total;
       const double error_pp = 100.0 * estimate.total_lost / run.total - truth_percent;
       INFO("share " << share << " seed " << seed << " truth " << truth_percent << " %");
-      CHECK(std::fabs(error_pp) < 1.5);
-      if (share >= 0.7) CHECK(100.0 * mad4_total(run.groups) / run.total < truth_percent - 3.0);
+      CHECK(std::fabs(error_pp) < bound_pp(share));
+      if (share >= 0.7) CHECK(100.0 * mad4_total(run.groups) / run.total < truth_percent - bound_pp(share));
     }
   }
 }
@@ -147,7 +159,8 @@ TEST_CASE("90 % of the segments delayed: the work's spread shows the durations' 
     INFO("seed " << seed << " truth " << truth_percent << " %, spread ratio " << with_work.unexplained_spread_ratio);
     CHECK(with_work.lower_start_chosen);
     CHECK(with_work.unexplained_spread_ratio > 3.0);
-    CHECK(std::fabs(100.0 * with_work.total_lost / run.total - truth_percent) < 2.0);
+    // Simulated error: mean -0.04 pp, σ 0.34 pp.
+    CHECK(std::fabs(100.0 * with_work.total_lost / run.total - truth_percent) < 0.04 + 4 * 0.34);
     // Durations alone cannot tell 90 % delayed from 10 % fast: the default
     // start reads the delays as the clean spread.
     const IntrinsicEstimate without_work = estimate_intrinsic(spans(run.groups));
@@ -202,7 +215,12 @@ TEST_CASE("90 % delayed while the work itself varies by 1-2 %: the clean spread 
       INFO("work jitter " << work_jitter << " seed " << seed << " truth " << truth_percent << " %, ratio "
                           << estimate.unexplained_spread_ratio << ", spread " << estimate.relative_spread);
       CHECK(estimate.lower_start_chosen);
-      CHECK(std::fabs(100.0 * estimate.total_lost / run.total - truth_percent) < 2.0);
+      // Simulated error: mean +0.22 pp, σ 0.17 (work jitter 0.5 %); -0.36, 0.24 (1 %).
+      // At 2 % the estimator misses the lower start on 4 of 100 seeds (1-100 of
+      // std::mt19937_64) and reads about 13 pp low; the other seeds' error has
+      // median -1.0 pp and 5-95 % quantiles -1.7 and -0.2 pp: 2 pp is kept there.
+      const double bound_pp = work_jitter < 0.007 ? 0.22 + 4 * 0.17 : work_jitter < 0.015 ? 0.36 + 4 * 0.24 : 2.0;
+      CHECK(std::fabs(100.0 * estimate.total_lost / run.total - truth_percent) < bound_pp);
     }
   }
 }
@@ -216,15 +234,34 @@ TEST_CASE("clean groups with their work: the default start, about nothing lost",
     INFO("seed " << seed << ", spread ratio " << estimate.unexplained_spread_ratio);
     CHECK_FALSE(estimate.lower_start_chosen);
     CHECK(estimate.unexplained_spread_ratio < 2.0);
-    CHECK(100.0 * estimate.total_lost / run.total < 0.5);
+    // Simulated: mean 0.0012 %, σ 0.0051 pp.
+    CHECK(100.0 * estimate.total_lost / run.total < 0.0012 + 4 * 0.0051);
   }
 }
 
-TEST_CASE("2 kHz-like run: many short segments, heavy jitter, rare bursts", "[intrinsic]") {
-  const Planted run = planted_groups(31, 2, 20000, 0.05, 0.01, 1.0);
+// The tolerance is 4σ of the primary estimate's error on this data,
+// re-simulated with three generators (std::mt19937_64, std::minstd_rand,
+// std::ranlux48), 30 seeds each (2026-11-26): mean -0.0025 pp, σ at most
+// 0.0041 pp, so |mean| + 4σ = 0.019 pp. The paper's rule loses 4 MAD of each
+// burst: -0.107 to -0.137 pp on the same runs, far outside.
+template <typename Engine>
+void check_2khz_like_run(std::uint64_t seed) {
+  constexpr double kTolerancePp = 0.0025 + 4 * 0.0041;
+  const Planted run = planted_groups<Engine>(seed, 2, 20000, 0.05, 0.01, 1.0);
   const IntrinsicEstimate estimate = estimate_intrinsic(spans(run.groups));
   const double truth_percent = 100.0 * run.truth / run.total;
-  CHECK(100.0 * estimate.total_lost / run.total == Approx(truth_percent).margin(0.3));
+  const double mad4_percent = 100.0 * mad4_total(run.groups) / run.total;
+  INFO("seed " << seed << ": truth " << truth_percent << " %, 4·MAD " << mad4_percent << " %");
+  CHECK(100.0 * estimate.total_lost / run.total == Approx(truth_percent).margin(kTolerancePp));
+  CHECK(std::fabs(mad4_percent - truth_percent) > kTolerancePp);
+}
+
+TEST_CASE("2 kHz-like run: many short segments, heavy jitter, rare bursts", "[intrinsic]") {
+  for (const std::uint64_t seed : {31u, 32u}) {
+    check_2khz_like_run<std::mt19937_64>(seed);
+    check_2khz_like_run<std::minstd_rand>(seed);
+    check_2khz_like_run<std::ranlux48>(seed);
+  }
 }
 
 TEST_CASE("a low outlier does not pull the baseline down", "[intrinsic]") {
@@ -236,7 +273,7 @@ TEST_CASE("a low outlier does not pull the baseline down", "[intrinsic]") {
   CHECK(after.total_lost < 0.001 * run.total);
 }
 
-TEST_CASE("the interval holds the planted truth and the point; seeded, it repeats", "[intrinsic]") {
+TEST_CASE("the interval holds the planted truth and the point, seeded, it repeats", "[intrinsic]") {
   const Planted run = planted_groups(51, 3, 40, 0.01, 0.4, 0.2);
   const auto groups = spans(run.groups);
   const IntrinsicEstimate estimate = estimate_intrinsic(groups);

@@ -11,7 +11,7 @@ and set explicitly per run. Usage:
   inject_check.py CHECK --mpiexec EXE [--flag F ...] --program WORKLOAD
 
 CHECK is one of: count, timing, selection, window, slowdown, seed, badconfig,
-stacked, threads.
+stacked, threads, trace.
 """
 import argparse
 import csv
@@ -55,8 +55,8 @@ def read_logs(directory):
         with open(path, newline="") as handle:
             lines = [line for line in handle if not line.startswith("#")]
         reader = csv.DictReader(lines)
-        check(reader.fieldnames == ["rank", "sequence", "time_s", "call", "requested_us", "spent_us", "segment"],
-              f"{path}: unexpected header {reader.fieldnames}")
+        check(reader.fieldnames == ["rank", "sequence", "time_s", "call", "requested_us", "spent_us", "segment",
+                                    "entered_s", "returned_s"], f"{path}: unexpected header {reader.fieldnames}")
         rows = list(reader)
         rank = int(os.path.basename(path).split("_r")[-1].split("_")[0])
         for row in rows:
@@ -294,6 +294,49 @@ def check_threads(opts, work):
         check(len({int(r["sequence"]) for r in rows}) == len(rows), f"rank {rank}: duplicate sequence numbers")
 
 
+def check_trace(opts, work):
+    """TREMOR_INJECT_TRACE=coll: every rank logs every collective, delayed or
+    not, with its entry and return on one clock. A barrier cannot return on
+    rank 0 before rank 1 entered it and slept its delay; the C API (the
+    profiler's /injection) still sees the delays only."""
+    n, pause_ms = 30, 5
+    traced = os.path.join(work, "traced")
+    os.mkdir(traced)
+    result = run(opts, ["window", str(n), str(pause_ms)],
+                 injecting(traced, mean_us=2000, sd_us=200, probability=1, calls="coll", ranks="1", trace="coll"))
+    expect_success(result, "traced run")
+    logs = read_logs(traced)
+    barriers = {rank: [r for r in logs.get(rank, []) if r["call"] == "MPI_Barrier"] for rank in range(RANKS)}
+    for rank in range(RANKS):
+        check(len(barriers[rank]) >= n, f"rank {rank}: {len(barriers[rank])} barriers traced of {n}")
+        for row in logs.get(rank, []):
+            check(float(row["entered_s"]) <= float(row["returned_s"]), f"rank {rank}: returned before entering: {row}")
+    for row in barriers[0]:
+        check(float(row["spent_us"]) == 0 and int(row["sequence"]) == -1,
+              f"rank 0 is not selected: a traced row only, got {row}")
+    for row in barriers[1]:
+        spent_s = float(row["spent_us"]) * 1e-6
+        check(spent_s >= 1e-3 and int(row["sequence"]) >= 0, f"rank 1: every barrier delayed, got {row}")
+        check(float(row["returned_s"]) - float(row["entered_s"]) >= spent_s,
+              f"rank 1: returned before its delay was over: {row}")
+    # The last n barriers of each rank are the workload's, in the same order.
+    early = [(float(a["returned_s"]), float(b["entered_s"]) + float(b["spent_us"]) * 1e-6)
+             for a, b in zip(barriers[0][-n:], barriers[1][-n:])]
+    check(all(returned >= arrived - 1e-6 for returned, arrived in early),
+          f"rank 0 left a barrier before rank 1 reached it: {[e for e in early if e[0] < e[1] - 1e-6][:3]}")
+    # Traced rows stay out of the C API's count.
+    mixed = os.path.join(work, "mixed")
+    os.mkdir(mixed)
+    result = run(opts, ["mixed", "40", mixed], injecting(mixed, mean_us=100, probability=0.3, seed=5, trace="coll"))
+    expect_success(result, "traced mixed run")
+    api = api_totals(result.stderr)
+    for rank, rows in read_logs(mixed).items():
+        delayed = [r for r in rows if float(r["spent_us"]) > 0]
+        check(len(rows) > len(delayed), f"rank {rank}: no traced row beside the {len(delayed)} delays")
+        check(api.get(rank, (None,))[0] == len(delayed),
+              f"rank {rank}: C API count {api.get(rank)} != {len(delayed)} delays logged")
+
+
 def check_stacked(opts, work):
     # LD_PRELOAD="<stand-in profiler> <injector>": the profiler's MPI_X calls
     # PMPI_X, which the injector receives. Every call must still be delayed
@@ -354,7 +397,8 @@ def check_badconfig(opts, work):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("check", choices=["count", "timing", "selection", "window", "slowdown", "seed", "badconfig", "stacked", "threads"])
+    parser.add_argument("check", choices=["count", "timing", "selection", "window", "slowdown", "seed", "badconfig",
+                                          "stacked", "threads", "trace"])
     parser.add_argument("--mpiexec", required=True)
     parser.add_argument("--flag", action="append", default=[])
     parser.add_argument("--program", required=True)

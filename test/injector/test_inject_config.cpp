@@ -127,12 +127,35 @@ TEST_CASE("a slowdown injects on its own, on the selected ranks only") {
   }
 }
 
+TEST_CASE("a trace logs on every rank without injecting") {
+  g_environment = {{"TREMOR_INJECT_TRACE", "coll"}};
+  ParseResult result = parse_config(&lookup, 0, 4);
+  REQUIRE(result.ok);
+  CHECK(result.config.traced == coll);
+  CHECK_FALSE(result.config.injecting());
+  CHECK(result.config.logging());
+  g_environment = {{"TREMOR_INJECT_TRACE", "coll,p2p"}, {"TREMOR_INJECT_MEAN_US", "100"}, {"TREMOR_INJECT_RANKS", "1"}};
+  result = parse_config(&lookup, 0, 4);
+  REQUIRE(result.ok);
+  CHECK(result.config.traced == (coll | p2p));
+  CHECK_FALSE(result.config.injecting());
+  CHECK(result.config.logging());
+  g_environment = {{"TREMOR_INJECT_TRACE", "none"}};
+  CHECK(parse_config(&lookup, 0, 4).config.traced == 0);
+  CHECK_FALSE(parse_config(&lookup, 0, 4).config.logging());
+  for (const char* bad : {"coll,", "disk", "none,coll"}) {
+    INFO(bad);
+    g_environment = {{"TREMOR_INJECT_TRACE", bad}};
+    CHECK_FALSE(parse_config(&lookup, 0, 4).ok);
+  }
+}
+
 TEST_CASE("every bad value is named in the one message") {
   const std::map<std::string, std::string> bad_values{
       {"TREMOR_INJECT_MEAN_US", "fast"},   {"TREMOR_INJECT_SD_US", "-5"},     {"TREMOR_INJECT_PROBABILITY", "1.5"},
       {"TREMOR_INJECT_CALLS", "p2p,disk"}, {"TREMOR_INJECT_RANKS", "3-1"},    {"TREMOR_INJECT_SEED", "-1"},
       {"TREMOR_INJECT_MODE", "nap"},       {"TREMOR_INJECT_AFTER_S", "soon"}, {"TREMOR_INJECT_FOR_S", "0"},
-      {"TREMOR_INJECT_SLOWDOWN", "-1"}};
+      {"TREMOR_INJECT_SLOWDOWN", "-1"},    {"TREMOR_INJECT_TRACE", "coll,disk"}};
   for (const auto& [name, value] : bad_values) {
     INFO(name << "=" << value);
     g_environment = {{"TREMOR_INJECT_MEAN_US", "100"}};

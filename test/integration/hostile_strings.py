@@ -6,10 +6,11 @@ usage: hostile_strings.py --launcher CMD --np N --preload LIB --tremor TREMOR --
 
 The program runs under a name holding such bytes, with an argument, an
 OMP_* variable (recorded in /environment), TREMOR_OUTPUT_DIR and, where this
-process may make a UTS namespace (root, as in CI), the host name holding them
-too. Checked: stdout and exit status equal those of the same run without
-Tremor; no "analysis failed"; the JSON report beside the run file, its copy
-in /analysis/report_json and `tremor analyze --json` / `tremor compare
+process may make a UTS namespace (root, as in CI) and the launcher accepts
+it (Open MPI's refuses such a node name), the host name holding them too.
+Checked: stdout and exit status equal those of the same run without Tremor;
+no "analysis failed"; the JSON report beside the run file, its copy in
+/analysis/report_json and `tremor analyze --json` / `tremor compare
 --json` of the run file are valid UTF-8 JSON (Python's json.loads), and the
 report's output_file shows U+FFFD where the bytes were. The run file keeps
 the bytes as they were (the premise of the test).
@@ -83,10 +84,17 @@ def main():
         out = os.path.join(scratch, text(b"out" + INVALID))
         os.mkdir(out)
         command = mpi_command(opts.launcher, opts.np, [renamed] + program[1:] + [text(b"operand" + INVALID)])
-        hosted = in_uts_namespace(command)
-        command = hosted or command
         base = dict(environment_without_tremor(), OMP_TREMOR_TEST=text(b"value" + INVALID))
-        plain = run(command, base)
+        hosted = in_uts_namespace(command)
+        plain = run(hosted or command, base)
+        if hosted and plain.returncode != 0:
+            # Open MPI's launcher refuses such a host name itself (its node-name
+            # regex), without Tremor: the host name is not this test's to check there.
+            print(f"note: the launcher alone fails under host name {HOST!r} (exit {plain.returncode}); "
+                  "host name not tested with this MPI")
+            hosted = None
+            plain = run(command, base)
+        command = hosted or command
         loaded = run(command, dict(base, LD_PRELOAD=opts.preload, TREMOR_OUTPUT_DIR=out, TREMOR_REPORT="json"))
         check((plain.stdout, plain.returncode) == (loaded.stdout, loaded.returncode),
               f"output/exit changed: {plain.stdout!r}/{plain.returncode} vs {loaded.stdout!r}/{loaded.returncode}")

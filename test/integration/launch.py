@@ -14,6 +14,10 @@ import argparse
 import os
 import shlex
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from tremor_testing import run_measured  # noqa: E402
 
 RANKS_ONLY = os.environ.get("TREMOR_TEST_PRELOAD_RANKS_ONLY") == "1"
 
@@ -38,6 +42,14 @@ def run_preloaded(command, env, timeout, **options):
     output; the result's args is the command that ran."""
     command, env = preloaded(command, env)
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, **options)
+
+
+def run_preloaded_measured(command, env, timeout, **options):
+    """run_preloaded, while the kernel's counts of what the machine took from the
+    ranks are sampled (tremor_testing.JobLoad); returns (result, load)."""
+    program = command[command.index("-n") + 2]
+    command, env = preloaded(command, env)
+    return run_measured(command, env, timeout, [program], **options)
 
 
 def environment_without_tremor(*also_removed):

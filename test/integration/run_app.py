@@ -21,9 +21,13 @@ import time
 import h5py
 import numpy as np
 
-from launch import add_launch_arguments, launched_program, mpi_command, run_preloaded  # same folder
+from launch import add_launch_arguments, launched_program, mpi_command, run_preloaded_measured  # same folder
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "campaigns"))
+import injected_truth  # noqa: E402
+from tremor_testing import CheckFailed, TimingCheckFailed, with_one_retry  # noqa: E402
 METRICS_DEF = os.path.join(HERE, "..", "..", "segments", "include", "tremor", "metrics.def")
 
 
@@ -55,13 +59,9 @@ def detail_values(f, metric):
     return f[f"bins/{metric}/value"][:][f[f"detail/{metric}"][:]]
 
 
-class CheckFailed(Exception):
-    pass
-
-
-def fail(message):
-    print("CHECK FAILED: " + message)
-    raise CheckFailed(message)
+def fail(message, timing=False):
+    """Fails the attempt; timing=True for a check the machine's own load can move."""
+    raise (TimingCheckFailed if timing else CheckFailed)(message)
 
 
 def check_bsp(f, args):
@@ -83,6 +83,13 @@ def check_bsp(f, args):
     closing = [text(f["call_names"][c]) for c in f["segments/closing_call"][:]]
     if closing[:n] != ["MPI_Allreduce"] * n or closing[n] != "MPI_Finalize":
         fail(f"closing calls wrong: {closing}")
+    # Each rank's segments tile its run, one after the other: their durations
+    # add up to at most the longest rank's run time (within the log codes'
+    # 1/2048 each). A boundary counted in the segment after it too exceeds it.
+    run_time = float(f.attrs["run_time_s"])
+    for r, total in enumerate(detail_values(f, "duration").sum(axis=1)):
+        if total > run_time * (1 + 2 / 2048):
+            fail(f"rank row {r}: its segments add up to {total:.6f} s, more than the run's {run_time:.6f} s")
 
 
 def check_segments(f, args):
@@ -151,6 +158,16 @@ def check_switch_records(f, args, requested):
         print("perf_event_open refused here; thread_cputime reads the clock every time")
 
 
+# The work checks' tolerances, |mean - expected| + 4σ of a calibration
+# (run_app.py --calibrate 5 of each integration.*_work_* test, 30 runs, 2-core
+# Debian 12 VM, MPICH 4.0.2, 2026-11-26; the VM was shared with other builds,
+# the machine taking 95-640 % of the runs, so σ is an upper bound): the median
+# work per time outside MPI had mean 0.9990, σ 0.0014; the 2x/1x work ratio
+# mean 1.976, σ 0.104.
+WORK_SHARE_TOLERANCE = (1.0 - 0.9990) + 4 * 0.0014
+WORK_RATIO_TOLERANCE = (2.0 - 1.976) + 4 * 0.104
+
+
 def check_work(f, args):
     """bsp_demo -u US: the CPU-time work of a segment is its compute, whether
     the boundary read the counter or took the time since a recent reading as
@@ -174,12 +191,18 @@ def check_work(f, args):
     outside = (detail_values(f, "duration") - detail_values(f, "mpi_time"))[:, 1:-1] * 1e9
     share = np.median(work / np.maximum(outside, 1.0))
     small, large = np.median(work[:, 1::2]), np.median(work[:, 0::2])
+    added = widening_ms(args, float(f.attrs["run_time_s"])) * 1e-3 / float(f.attrs["run_time_s"]) \
+        if "load" in args else 0.0
     print(f"median work {small * 1e-3:.2f} us and {large * 1e-3:.2f} us (-u {args['us']}), "
-          f"{share:.3f} of the time outside MPI")
-    if not 0.6 <= share <= 1.05:
-        fail(f"work is {share:.3f} of the time outside MPI")
-    if not 1.5 <= large / small <= 2.5:
-        fail(f"2x iterations show {large / small:.2f}x the work of 1x ones")
+          f"{share:.3f} of the time outside MPI; the machine took {added:.3f} of the run")
+    record(args, f"work_share_{args['us']}us", share)
+    record(args, f"work_ratio_{args['us']}us", large / small)
+    # CPU time can only fall short of the time outside MPI by what the rank
+    # spent off its CPU, which the machine's measured share bounds.
+    if not 1.0 - WORK_SHARE_TOLERANCE - added <= share <= 1.0 + WORK_SHARE_TOLERANCE:
+        fail(f"work is {share:.3f} of the time outside MPI", timing=True)
+    if abs(large / small - 2.0) > WORK_RATIO_TOLERANCE:
+        fail(f"2x iterations show {large / small:.2f}x the work of 1x ones", timing=True)
 
 
 def check_schema(f, args):
@@ -203,38 +226,46 @@ def check_schema(f, args):
 
 
 def check_stacked(f, args):
-    """Profiler + injector on POSIX I/O: the truth is in /injection and the
-    profiler's I/O time on the injected rank equals the delays spent there
-    (plus the real I/O, microseconds per call on a local file system)."""
+    """Profiler + injector on POSIX I/O: the truth is the injector's own log
+    (tremor-inject_*.csv beside the run file); /injection, the profiler's copy
+    of it, holds the same delays, and the profiler's I/O time on the injected
+    rank equals the delays spent there plus the real I/O."""
     rank = int(args["rank"])
+    logs = injected_truth.read_logs(os.path.dirname(f.filename))
+    logged = [row for rows in logs.values() for row in rows if row["spent_us"] > 0]
     calls = [text(c) for c in f["injection/call"][:]]
     ranks = f["injection/rank"][:]
     spent = f["injection/spent_us"][:]
-    if len(calls) == 0:
-        fail("no injection records in /injection")
-    if set(ranks.tolist()) != {rank}:
-        fail(f"injections on ranks {sorted(set(ranks.tolist()))}, expected only {rank}")
+    if not logged:
+        fail("the injector logged no delay")
+    if sorted((r["rank"], r["call"], round(r["spent_us"], 3)) for r in logged) != \
+            sorted(zip(ranks.tolist(), calls, np.round(spent, 3).tolist())):
+        fail(f"/injection ({len(calls)} records) differs from the injector's log ({len(logged)} delays)")
+    if {r["rank"] for r in logged} != {rank}:
+        fail(f"injections on ranks {sorted({r['rank'] for r in logged})}, expected only {rank}")
     # Only the application's calls count: PAPI's start-up reads /proc with
     # fopen while the injector is already active, and Tremor does not record
     # its own I/O as the application's.
     allowed = set(args["calls"].split(","))
-    ours = [c in allowed for c in calls]
-    spent = spent[ours]
-    print("injected calls:", {c: calls.count(c) for c in sorted(set(calls))})
+    ours = [r for r in logged if r["call"] in allowed]
+    print("injected calls:", {c: sum(r["call"] == c for r in logged) for c in sorted({r["call"] for r in logged})})
     row = list(f["detail/ranks"][:]).index(rank)
     measured = detail_values(f, "io_time")[row].sum()
-    truth = spent.sum() * 1e-6
+    truth = sum(r["spent_us"] for r in ours) * 1e-6
     segments = f["segments/duration_s"].shape[0]
+    # Above the truth: the real I/O of the demo's open/write/close calls (tens of
+    # µs each on a local file system, 3 per checkpoint: 2e-4 s per segment at
+    # most) and the timer's granularity (2 % of the sleeps, 2 ms in all).
     low, high = truth, truth * 1.02 + 2e-4 * segments + 2e-3
     print(f"profiler I/O time on rank {rank}: {measured:.4f} s; injected: {truth:.4f} s")
     if not low <= measured <= high:
         fail(f"measured {measured:.4f} s outside [{low:.4f}, {high:.4f}] for {truth:.4f} s injected")
     # The truth per segment: each delay is tagged with the profiler's segment, and
     # that segment's I/O time on the rank holds it (bins are within a few %).
-    tags = f["injection/segment"][:][ours]
+    tags = np.array([r["segment"] for r in ours])
     if tags.min() < 0 or tags.max() >= segments:
         fail(f"injection segments {tags.min()}..{tags.max()} outside 0..{segments - 1}")
-    per_segment = np.bincount(tags, weights=spent * 1e-6, minlength=segments)
+    per_segment = np.bincount(tags, weights=[r["spent_us"] * 1e-6 for r in ours], minlength=segments)
     io_time = detail_values(f, "io_time")[row]
     short = [(s, io_time[s], per_segment[s]) for s in range(segments) if io_time[s] < 0.9 * per_segment[s] - 1e-4]
     if short:
@@ -262,92 +293,163 @@ def report_of(f):
         return json.load(handle)
 
 
-class BusyMachine(Exception):
-    """The run itself passed, but the machine added interference of its own."""
+# Tolerances of the accuracy checks: k·σ (k = 4) of quiet calibrations, to
+# which each check adds what the machine was measured to add to the run
+# (Tremor rightly reports that as interference); a run to which the machine
+# added more than the tolerance is busy (tremor_testing.with_one_retry).
+# The calibration: the kinds campaigns of the same demo on the idle 2-core
+# Debian 12 VM, MPICH 4.0.2 (docs/validation/kinds{,-check,-nine}/demo,
+# 2026-11-25/26; 15 runs of sparse bursts, the kind these planted delays are):
+# the estimate less the truth had mean +0.73 pp, and the injected kinds' errors
+# a pooled σ of 0.23 pp about their means (42 degrees of freedom). A planted
+# segment has no calibration of its own: its charge is held to the same band
+# in ms of the run. Runs without injection (24 runs of the clean kinds) read
+# 0.70 % on average, σ 0.19 pp.
+PLANTED_BIAS_PP = 0.73
+PLANTED_BAND_PP = 4 * 0.23
+QUIET_FLOOR_PERCENT = 0.70 + 4 * 0.19
+def machine_ms(args):
+    load = args["load"]
+    return 1e3 * (load.run_queue_s + load.steal_s)
+
+
+def widening_ms(args, run_time_s):
+    """What the machine added to the run, ms, at most the smallest tolerance of
+    the checks asked for: beyond it the run is busy, and a miss there is
+    excused (retried once, then skipped), never passed."""
+    return min(machine_ms(args), busy_ms(args.get("checks", ()), run_time_s))
+
+
+def planted_sleeps(stdout):
+    """{iteration: seconds} of the planted sleeps, as the application timed them (bsp_demo -T)."""
+    planted = {}
+    for line in stdout.splitlines():
+        words = line.split()
+        if len(words) == 3 and words[0] == "planted":
+            planted[int(words[1])] = float(words[2])
+    return planted
 
 
 def check_planted(f, args):
-    """bsp_demo -d R:I,J:MS: exactly known interference on rank R.
+    """bsp_demo -d R:I,J:MS -T: exactly known interference on rank R, timed by the
+    application's own clock.
 
-    Other load on a shared CI machine is real interference for the run, and
-    Tremor rightly reports it, so the checks split in two. The planted
-    segments must always be flagged and charged their delay, and the rank
-    they were planted on must carry it; those hold however busy the machine
-    is. The whole-run figures (total, class, top straggler) are compared
-    with the planted truth only when the run saw little interference outside
-    the planted segments, otherwise the attempt is retried as busy."""
+    Each planted segment is flagged and charged its sleep, rank R carries them
+    and the whole run's lost time is their sum, within the quiet calibration's
+    tolerance plus what the machine was measured to add; the class is the
+    truth's. A known-wrong estimator, one that counts the planted delays twice,
+    must land outside those bounds: otherwise the test could not tell it."""
     report = report_of(f)
-    rank, iterations, ms = int(args["rank"]), [int(i) for i in args["iterations"].split(",")], float(args["ms"])
+    rank, iterations = int(args["rank"]), [int(i) for i in args["iterations"].split(",")]
+    planted = planted_sleeps(args["stdout"])
+    if sorted(planted) != sorted(iterations):
+        fail(f"the application timed planted sleeps in iterations {sorted(planted)}, expected {iterations}")
+    impact_s = f["analysis/segments/impact_s"][:]
+    run_time = report["run_time_s"]
+    truth_pp = 100.0 * sum(planted.values()) / run_time
+    lost_pp = report["interference_percent"]
+    for i in iterations:
+        record(args, "segment_error_ms", impact_s[i] * 1e3 - planted[i] * 1e3)
+    record(args, "run_error_pp", lost_pp - truth_pp)
+    added_ms = widening_ms(args, run_time)
+    added_pp = added_ms / (10.0 * run_time)
+    segment_bound_ms = 10.0 * PLANTED_BAND_PP * run_time + added_ms
+    run_bound_pp = PLANTED_BAND_PP + added_pp
     flagged = set(report["interfered_segments"])
     missing = [i for i in iterations if i not in flagged]
     if missing:
-        fail(f"planted iterations {missing} not flagged; flagged {sorted(flagged)}")
-    impact_s = f["analysis/segments/impact_s"][:]
-    run_time = report["run_time_s"]
+        fail(f"planted iterations {missing} not flagged; flagged {sorted(flagged)}", timing=True)
     for i in iterations:
-        charged_ms = impact_s[i] * 1e3
-        # Under CPU contention a planted sleep also lets other load run (and
-        # the rank wait for its core on waking), so the charge moves both
-        # ways; double counting (2x) or losing most of it fails.
-        if not 0.6 * ms <= charged_ms <= 1.8 * ms:
-            fail(f"planted segment {i} charged {charged_ms:.2f} ms, planted {ms} ms")
+        charged_ms, sleep_ms = impact_s[i] * 1e3, planted[i] * 1e3
+        print(f"planted segment {i}: charged {charged_ms:.2f} ms for a sleep of {sleep_ms:.2f} ms "
+              f"(+-{segment_bound_ms:.2f} ms, {added_ms:.2f} ms of it the machine's)")
+        if abs(charged_ms - sleep_ms) > segment_bound_ms:
+            fail(f"planted segment {i} charged {charged_ms:.2f} ms for {sleep_ms:.2f} ms planted", timing=True)
+        # A known-wrong estimator: the planted delay charged twice.
+        if abs(2 * charged_ms - sleep_ms) <= segment_bound_ms:
+            fail(f"segment {i}: a double count ({2 * charged_ms:.2f} ms) is within the tolerance", timing=True)
+    print(f"planted {truth_pp:.2f} %, estimated {lost_pp:.2f} % ({report['class']}); expected "
+          f"{truth_pp + PLANTED_BIAS_PP:.2f} +- {run_bound_pp:.2f} pp ({added_pp:.2f} the machine's)")
+    if abs(lost_pp - truth_pp - PLANTED_BIAS_PP) > run_bound_pp:
+        fail(f"estimated {lost_pp:.2f} % lost for {truth_pp:.2f} % planted", timing=True)
+    double_pp = lost_pp + truth_pp  # a known-wrong estimator: the planted delays counted twice
+    if abs(double_pp - truth_pp - PLANTED_BIAS_PP) <= run_bound_pp:
+        fail(f"counting the planted delays twice ({double_pp:.2f} %) is within the tolerance", timing=True)
+    truth_ms = 10.0 * truth_pp * run_time
+    run_bound = 10.0 * run_bound_pp * run_time
     planted_rank = next((r for r in report["stragglers"]["ranks"] if r["rank"] == rank), None)
-    if planted_rank is None or planted_rank["impact_s"] < 0.6 * len(iterations) * ms * 1e-3:
-        fail(f"rank {rank} not charged its planted {len(iterations) * ms} ms: {report['stragglers']}")
-    truth = len(iterations) * ms * 1e-3 / run_time * 100.0
-    estimate = report["interference_percent"]
-    background = (impact_s.sum() - impact_s[iterations].sum()) / run_time * 100.0
-    print(f"planted {truth:.2f} %, estimated {estimate:.2f} % ({report['class']}, p(high) = {report['probability_high']:.3f}), "
-          f"{background:.2f} % outside the planted segments")
-    if estimate < truth - 1.0:
-        fail(f"estimate {estimate:.2f} % below the planted {truth:.2f} %")
-    quiet_pp = float(args.get("quiet_pp", "2.5"))
-    if background > quiet_pp:
-        raise BusyMachine(f"{background:.2f} % of interference outside the planted segments (> {quiet_pp} %): "
-                          "the machine was busy, so the whole-run figures were not compared with the planted truth")
-    slack = float(args.get("slack_pp", "3"))
-    if estimate > truth + slack:
-        fail(f"estimate {estimate:.2f} % too far from the planted {truth:.2f} %")
+    if planted_rank is None or planted_rank["impact_s"] * 1e3 < truth_ms - run_bound:
+        fail(f"rank {rank} not charged its planted {truth_ms:.1f} ms: {report['stragglers']}", timing=True)
     top = max(report["stragglers"]["ranks"], key=lambda r: r["impact_s"])
     if top["rank"] != rank:
-        fail(f"top straggler is rank {top['rank']}, expected {rank}: {report['stragglers']}")
-    # The class of the truth (docs/statistics.md#classification: low < 7.5 % <= medium <= 15 % < high),
-    # over the same tolerance: a machine that slows the whole run evenly (no
-    # flagged segment) shrinks the planted share, and can rightly move the class.
+        fail(f"top straggler is rank {top['rank']}, expected {rank}: {report['stragglers']}", timing=True)
+
+    # The class of the truth (docs/statistics.md#classification: low < 7.5 % <= medium <= 15 % < high)
+    # at either end of the bound.
     def interference_class(percent):
         return "low" if percent < 7.5 else "high" if percent > 15.0 else "medium"
-    allowed = {interference_class(truth - 1.0), interference_class(truth + slack), interference_class(truth)}
+    ends = [truth_pp + PLANTED_BIAS_PP + d for d in (-run_bound_pp, 0.0, run_bound_pp)]
+    allowed = {interference_class(p) for p in ends}
     if report["class"] not in allowed:
-        fail(f"class {report['class']}, expected {' or '.join(sorted(allowed))} for the planted {truth:.2f} %")
+        fail(f"class {report['class']}, expected {' or '.join(sorted(allowed))} for the planted {ends[1]:.2f} %",
+             timing=True)
+
+
+def excess_over_fastest_percent(f):
+    """A known-wrong estimator with no noise model: every segment's time beyond its
+    group's fastest, in % of the run (from the run file's segments and groups)."""
+    durations = f["segments/duration_s"][:]
+    groups = f["analysis/segments/group"][:]
+    excess = 0.0
+    for group in set(groups.tolist()) - {-1}:
+        members = durations[groups == group]
+        excess += float((members - members.min()).sum())
+    return 100.0 * excess / float(f.attrs["run_time_s"])
 
 
 def check_quiet(f, args):
-    """No interference: below the documented noise floor, class low."""
+    """No interference planted: below the quiet calibration's floor plus what the
+    machine was measured to add, class low; a known-wrong estimator (each
+    segment's excess over its group's fastest, no noise model) lands above."""
     report = report_of(f)
-    floor = float(args.get("floor_pct", "3"))
-    print(f"no interference: estimated {report['interference_percent']:.2f} % ({report['class']})")
+    added = widening_ms(args, report["run_time_s"]) / (10.0 * report["run_time_s"])
+    floor = QUIET_FLOOR_PERCENT + added
+    wrong = excess_over_fastest_percent(f)
+    record(args, "quiet_lost_percent", report["interference_percent"])
+    record(args, "excess_over_fastest_percent", wrong)
+    print(f"no interference: estimated {report['interference_percent']:.2f} % ({report['class']}); floor "
+          f"{QUIET_FLOOR_PERCENT:.2f} % + {added:.2f} % the machine added; excess over the fastest {wrong:.2f} %")
     if report["interference_percent"] > floor or report["class"] != "low":
-        fail(f"{report['interference_percent']:.2f} % ({report['class']}) above the {floor} % noise floor")
+        fail(f"{report['interference_percent']:.2f} % ({report['class']}) above the {floor:.2f} % floor", timing=True)
+    # The known-wrong estimator must fail the check a quiet machine applies; the
+    # machine's share widens the band for Tremor's figure only (with Open MPI's
+    # launcher beside 2 ranks on 2 cores the ranks' run queue alone is 8-16 %).
+    if wrong <= QUIET_FLOOR_PERCENT:
+        fail(f"the excess over each group's fastest segment ({wrong:.2f} %) is below the "
+             f"{QUIET_FLOOR_PERCENT:.2f} % floor", timing=True)
 
 
 def check_oversubscribed_clean(f, args):
     """Ranks outnumbering the CPUs, nothing else running: the ranks' turns are
     the job's own cost, never interference. The test decides itself that the
-    run was oversubscribed (its ranks against this process's CPUs) and that
-    nothing else ran (the machine's busy CPU time beyond the job's own, from
-    /proc/stat and the job's rusage); only the figure it checks is Tremor's."""
+    run was oversubscribed (its ranks against this process's CPUs) and whether
+    anything else ran (the machine's busy CPU time beyond the job's own, from
+    /proc/stat and the job's rusage: the ranks' run-queue delay is their own
+    turns here, so it cannot say); only the figure it checks is Tremor's."""
     cpus = len(os.sched_getaffinity(0))
     if int(args["np"]) <= cpus:
         fail(f"{args['np']} ranks on {cpus} CPUs is not oversubscribed: give --np above the CPU count")
-    others = args["other_cpu_share"]
+    others, quiet_share = args["other_cpu_share"], float(args.get("quiet_share", "0.05"))
     report = report_of(f)
     estimate, klass = report["interference_percent"], report["class"]
     print(f"{args['np']} ranks on {cpus} CPUs: {estimate:.2f} % ({klass}); other processes took "
           f"{100 * others:.1f} % of the CPUs")
-    if others > float(args.get("quiet_share", "0.05")):
-        raise BusyMachine(f"other processes took {100 * others:.1f} % of the CPUs during the run")
     if klass == "high" or estimate > float(args.get("ceiling_pct", "7.5")):
-        fail(f"a clean oversubscribed run read {estimate:.2f} % ({klass})")
+        error = TimingCheckFailed(f"a clean oversubscribed run read {estimate:.2f} % ({klass})")
+        error.busy = others > quiet_share
+        error.machine = (f"other processes took {100 * others:.1f} % of the CPUs "
+                         f"(busy above {100 * quiet_share:.0f} %)")
+        raise error
 
 
 def busy_cpu_seconds():
@@ -384,69 +486,99 @@ CHECKS = {"switch_records": lambda f, args: check_switch_records(f, args, args.g
           "oversubscribed_clean": check_oversubscribed_clean}
 
 
+def busy_ms(checks, run_time_s):
+    """The smallest tolerance of the timing checks asked for, in ms: a run to which
+    the machine added more (JobLoad) is busy."""
+    limits = {"planted": 10.0 * PLANTED_BAND_PP * run_time_s, "quiet": 10.0 * QUIET_FLOOR_PERCENT * run_time_s,
+              "work": 1e3 * WORK_SHARE_TOLERANCE * run_time_s}
+    return min(limits[c] for c in checks if c in limits) if any(c in limits for c in checks) else 0.0
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--env", action="append", default=[])
     parser.add_argument("--check", action="append", required=True, choices=sorted(CHECKS))
     parser.add_argument("--arg", action="append", default=[])
-    parser.add_argument("--attempts", type=int, default=1, help="runs allowed for timing-based checks")
+    parser.add_argument("--calibrate", type=int, default=0, metavar="N",
+                        help="run N times and print the figures the tolerances are derived from")
     add_launch_arguments(parser)
     opts = parser.parse_args()
     program = launched_program(opts)
-    # Accuracy checks read real timings: other load on a shared CI machine is
-    # real interference for the run, so they may take up to --attempts runs;
-    # a broken estimator fails every one of them.
-    # A busy attempt passed every check that holds under load; if every
-    # attempt is busy the test passes on those and says so.
-    busy = None
-    for attempt in range(1, opts.attempts + 1):
-        try:
-            run_and_check(opts, program)
-            busy = None
-            break
-        except BusyMachine as reason:
-            busy = reason
-            print(f"attempt {attempt} of {opts.attempts}: {reason}")
-        except CheckFailed:
-            if attempt == opts.attempts:
-                sys.exit(1)
-            print(f"attempt {attempt} of {opts.attempts} failed; running again")
-    if busy is not None:
-        print("every attempt ran on a busy machine; passed the checks that hold under load only")
+    if opts.calibrate:
+        calibrate(opts, program)
+        return
+    with_one_retry(lambda: run_and_check(opts, program), ", ".join(opts.check))
     print("checks passed: " + ", ".join(opts.check))
+
+
+def run_job(opts, program, out):
+    env = dict(os.environ, TREMOR_OUTPUT_DIR=out, LD_PRELOAD=opts.preload, TREMOR_REPORT="none")
+    env.update(kv.split("=", 1) for kv in opts.env)
+    busy_before, wall_before = busy_cpu_seconds(), time.monotonic()
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result, load = run_preloaded_measured(mpi_command(opts.launcher, opts.np, program), env, timeout=300)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    job_cpu = (children.ru_utime - children_before.ru_utime) + (children.ru_stime - children_before.ru_stime)
+    capacity = (time.monotonic() - wall_before) * (os.cpu_count() or 1)
+    other_cpu_share = max(0.0, busy_cpu_seconds() - busy_before - job_cpu) / capacity if capacity > 0 else 0.0
+    sys.stdout.write(result.stdout)
+    sys.stderr.write(result.stderr)
+    if result.returncode != 0:
+        fail(f"{' '.join(result.args)} exited with {result.returncode}")
+    files = glob.glob(os.path.join(out, "*.h5"))
+    if len(files) != 1:
+        fail(f"expected one run file in {out}, found {files}")
+    args = dict(kv.split("=", 1) for kv in opts.arg)
+    args.update(np=opts.np, stderr=result.stderr, stdout=result.stdout, load=load, checks=opts.check,
+                other_cpu_share=other_cpu_share)
+    return files[0], args
 
 
 def run_and_check(opts, program):
     with tempfile.TemporaryDirectory(prefix="tremor-test-") as out:
-        env = dict(os.environ, TREMOR_OUTPUT_DIR=out, LD_PRELOAD=opts.preload, TREMOR_REPORT="none")
-        env.update(kv.split("=", 1) for kv in opts.env)
-        busy_before, wall_before = busy_cpu_seconds(), time.monotonic()
-        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        result = run_preloaded(mpi_command(opts.launcher, opts.np, program), env, timeout=300)
-        children = resource.getrusage(resource.RUSAGE_CHILDREN)
-        job_cpu = (children.ru_utime - children_before.ru_utime) + (children.ru_stime - children_before.ru_stime)
-        capacity = (time.monotonic() - wall_before) * (os.cpu_count() or 1)
-        other_cpu_share = max(0.0, busy_cpu_seconds() - busy_before - job_cpu) / capacity if capacity > 0 else 0.0
-        sys.stdout.write(result.stdout)
-        sys.stderr.write(result.stderr)
-        if result.returncode != 0:
-            print(f"CHECK FAILED: {' '.join(result.args)} exited with {result.returncode}")
-            sys.exit(1)
-        files = glob.glob(os.path.join(out, "*.h5"))
-        if len(files) != 1:
-            print(f"CHECK FAILED: expected one run file in {out}, found {files}")
-            sys.exit(1)
-        args = dict(kv.split("=", 1) for kv in opts.arg)
-        args.update(np=opts.np, stderr=result.stderr, other_cpu_share=other_cpu_share)
-        with h5py.File(files[0], "r") as f:
-            busy = None
-            for check in opts.check:
-                try:
+        path, args = run_job(opts, program, out)
+        with h5py.File(path, "r") as f:
+            try:
+                for check in opts.check:
                     CHECKS[check](f, args)
-                except BusyMachine as reason:
-                    busy = reason
-            if busy is not None:
-                raise busy
+            except TimingCheckFailed as error:
+                run_time_s = float(f.attrs["run_time_s"])
+                if getattr(error, "busy", None) is None:  # a check may measure its own busy machine
+                    error.busy = machine_ms(args) > busy_ms(opts.check, run_time_s)
+                    error.machine = args["load"].describe(run_time_s)
+                raise
+            return args["load"].describe(float(f.attrs["run_time_s"]))
+
+
+def calibrate(opts, program):
+    """--calibrate N: the figures the checks record (args["figures"]), per run, with
+    the machine's share of the run, and their mean and SD over the quiet runs."""
+    rows = []
+    for run in range(opts.calibrate):
+        with tempfile.TemporaryDirectory(prefix="tremor-calibrate-") as out:
+            path, args = run_job(opts, program, out)
+            args["figures"] = {}
+            with h5py.File(path, "r") as f:
+                for check in opts.check:
+                    try:
+                        CHECKS[check](f, args)
+                    except CheckFailed as error:
+                        print(f"run {run}: {check}: {error}")
+                row = dict(args["figures"], machine_percent=args["load"].percent(float(f.attrs["run_time_s"])))
+        print(f"run {run}: {row}", flush=True)
+        rows.append(row)
+    quiet = [r for r in rows if r["machine_percent"] < 1.0]
+    print(f"{len(quiet)} of {len(rows)} runs with the machine's share below 1 %:")
+    for key in sorted({k for r in rows for k in r} - {"machine_percent"}):
+        values = [v for r in quiet if key in r for v in (r[key] if isinstance(r[key], list) else [r[key]])]
+        if len(values) >= 2:
+            print(f"  {key}: mean {np.mean(values):+.4f}, sd {np.std(values, ddof=1):.4f} ({len(values)} values)")
+
+
+def record(args, name, value):
+    """Notes a figure a tolerance is derived from (--calibrate prints them)."""
+    if "figures" in args:
+        args["figures"].setdefault(name, []).append(value)
 
 
 if __name__ == "__main__":

@@ -323,7 +323,7 @@ TEST_CASE("assembly: node facts from the node's ranks, differences, shared CPUs 
   CHECK(env.variables.size() == 3);    // a: 2 from rank 0, b: 1 from rank 3
 }
 
-TEST_CASE("/environment round-trips through the run file; files without it still read", "[environment]") {
+TEST_CASE("/environment round-trips through the run file, files without it still read", "[environment]") {
   TempDir dir;
   tremor::RunData run = tremor::test::sample_run(4, 6);
   REQUIRE(run.environment.recorded());

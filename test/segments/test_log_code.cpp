@@ -65,7 +65,7 @@ TEST_CASE("Every code decodes inside its own interval, in ascending order", "[co
   }
 }
 
-TEST_CASE("Relative error at most 1/2048 from 1 ns to 1e5 s; counts below 2048 exact", "[code]") {
+TEST_CASE("Relative error at most 1/2048 from 1 ns to 1e5 s, counts below 2048 exact", "[code]") {
   std::mt19937_64 engine(17);
   std::uniform_real_distribution<double> decades(-9.0, 5.0);
   for (int i = 0; i < 200000; ++i) {

@@ -6,7 +6,9 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from launch import mpi_command  # noqa: E402  (shared with the integration tests)
+from tremor_testing import run_measured  # noqa: E402
 
 failures = []
 
@@ -40,6 +42,20 @@ def run(command, env_changes=None, timeout=120):
 
 def mpi_run(launcher, ranks, command, env_changes=None, timeout=120):
     return run(mpi_command(launcher, ranks, command), env_changes, timeout)
+
+
+def mpi_run_measured(launcher, ranks, command, program, env_changes=None, timeout=120):
+    """mpi_run, while the kernel's counts of what the machine took from the
+    processes named program are sampled; returns (result, JobLoad)."""
+    env = dict(os.environ)
+    for key, value in (env_changes or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    result, load = run_measured(mpi_command(launcher, ranks, command), env, timeout, [program])
+    print(f"$ {shlex.join(result.args)}  -> {result.returncode}", file=sys.stderr)
+    return result, load
 
 
 def single_run_file(directory):

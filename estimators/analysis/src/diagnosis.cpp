@@ -211,9 +211,11 @@ void name_ranks(const RunData& run, const RunAnalysis& analysis, const SegmentCh
 // Run time and lost time by component, both along the critical path. A
 // segment's lost time goes to the component where the model found it: its
 // measured I/O stall to file I/O (the ranks that waited it out in MPI waited
-// for that I/O), the rest to the components of its late rank that grew over
-// its group's clean (delay probability < 0.5) median, or, in a segment of no
-// group, in proportion to the late rank's own components.
+// for that I/O), its closing collective's measured least wait to MPI (the
+// late rank by arrival need not be the one held there), the rest to the
+// components of its late rank that grew over its group's clean (delay
+// probability < 0.5) median, or, in a segment of no group, in proportion to
+// the late rank's own components.
 void split_components(const RunAnalysis& analysis, const SegmentCharges& charges, Diagnosis& out) {
   const std::size_t n = analysis.segment_count;
   const PrimaryEstimate& primary = analysis.primary;
@@ -236,15 +238,19 @@ void split_components(const RunAnalysis& analysis, const SegmentCharges& charges
       reference[group][c] = *middle;
     }
   }
-  constexpr std::size_t kIo = 2;
+  constexpr std::size_t kMpi = 1, kIo = 2;
+  const auto measured_part = [&](const std::vector<float>& part, std::size_t s, double charge) {
+    return s < part.size() ? std::clamp(static_cast<double>(part[s]), 0.0, charge) : 0.0;
+  };
   for (std::size_t s = 0; s < n; ++s) {
     double charge = primary.segment_lost_s[s];
     if (!(charge > 0.0)) continue;
-    const double io_stall = s < primary.segment_io_stall_s.size()
-                                ? std::clamp(static_cast<double>(primary.segment_io_stall_s[s]), 0.0, charge)
-                                : 0.0;
+    const double io_stall = measured_part(primary.segment_io_stall_s, s, charge);
     lost[kIo] += io_stall;
     charge -= io_stall;
+    const double collective_wait = measured_part(primary.segment_collective_wait_s, s, charge);
+    lost[kMpi] += collective_wait;
+    charge -= collective_wait;
     if (!(charge > 0.0)) continue;
     const std::int32_t group = primary.segment_primary_group[s];
     std::array<double, 3> growth{};

@@ -14,11 +14,16 @@
  * The same records are written at MPI_Finalize, one CSV file per rank, to
  * $TREMOR_OUTPUT_DIR/tremor-inject_<program>_<job id or start time>_r<rank>_<pid>-<n>.csv
  * (created with O_CREAT|O_EXCL, never overwritten), header line:
- *   rank,sequence,time_s,call,requested_us,spent_us,segment
+ *   rank,sequence,time_s,call,requested_us,spent_us,segment,entered_s,returned_s
  * sequence = index of the eligible call on that rank (aligns ranks call by
- * call); time_s, requested_us, spent_us and call as in the record below. A
- * trailing "# log full ..." line means the 2^20-record bound was reached and
- * that rank stopped injecting. Configuration: tremor/inject_config.hpp.
+ * call), -1 for a traced call that was not eligible; time_s, requested_us,
+ * spent_us, call and segment as in the record below; entered_s and returned_s
+ * = CLOCK_MONOTONIC seconds (one clock for every process of a node) when the
+ * call entered the injector and when it returned. With TREMOR_INJECT_TRACE the
+ * file also holds every traced call that was not delayed (requested_us and
+ * spent_us 0); the functions below see the delays only. A trailing
+ * "# log full ..." line means the 2^20-row bound was reached and that rank
+ * stopped injecting. Configuration: tremor/inject_config.hpp.
  *
  * The other direction: when the Tremor profiler is loaded too, it exports
  * tremor_current_segment() (found by dlsym as well), and each record keeps the
@@ -43,7 +48,7 @@ typedef struct tremor_inject_record {
   long long segment;   /* the profiler's segment on this process when the delay started, -1 without it */
 } tremor_inject_record;
 
-/* Number of delays injected so far on this process. */
+/* Number of delays injected so far on this process (traced calls not delayed are not counted). */
 size_t tremor_inject_record_count(void);
 
 /* Copies up to max records, oldest first, into out; returns how many. */

@@ -34,6 +34,7 @@ enum class Setting : std::size_t {
   after_s,
   for_s,
   slowdown,
+  trace,
   output_dir,
   count_
 };
@@ -63,6 +64,10 @@ inline constexpr std::array<SettingInfo, static_cast<std::size_t>(Setting::count
      "since the thread's previous intercepted call returned (0.2: the code between calls runs 20 % slower). "
      "Waits are paid once they add up to 200 us, and a sleep's overshoot is repaid from the next ones. "
      "In [0, 100]; independent of MEAN_US, SD_US and PROBABILITY, and limited by the window."},
+    {"TREMOR_INJECT_TRACE", "none",
+     "Comma list of call families (as TREMOR_INJECT_CALLS), or none: every call of these families is logged on "
+     "every rank, delayed or not (requested_us and spent_us 0 when not), with its entry and return times; each "
+     "rank's arrival at a collective is what an injected truth needs. Traced rows count toward the log's bound."},
     {"TREMOR_OUTPUT_DIR", ".", "Directory of the per-rank delay logs (tremor-inject_*.csv)."},
 }};
 
@@ -86,12 +91,15 @@ struct Config {
   double for_s = 0.0;     // meaningful only when has_end is true
   bool has_end = false;   // false: window never closes (inf)
   double slowdown = 0.0;  // factor of the time since the previous call's return
+  unsigned traced = 0;    // families logged on every call (TREMOR_INJECT_TRACE)
   std::string output_dir = ".";
 
   // True when random delays are drawn (a mean or SD and a probability above 0).
   bool random_delays() const noexcept { return (mean_us > 0.0 || sd_us > 0.0) && probability > 0.0; }
   // True when this rank can inject at all.
   bool injecting() const noexcept { return (random_delays() || slowdown > 0.0) && families != 0 && rank_selected; }
+  // True when this rank logs anything: it injects, or it traces calls.
+  bool logging() const noexcept { return injecting() || traced != 0; }
   // True when a time window restricts injection (needs a clock read per call).
   bool has_window() const noexcept { return after_s > 0.0 || has_end; }
 };

@@ -177,9 +177,11 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   out.evidence.shared_turns_loss_s =
       std::accumulate(evidence.shared_turns_s.begin(), evidence.shared_turns_s.end(), 0.0);
   const double unreferenced_s = std::accumulate(evidence.unreferenced_s.begin(), evidence.unreferenced_s.end(), 0.0);
-  // Only the totals and the I/O stalls (for the What split) are kept: the
-  // per-segment sources would add to the analysis's peak memory.
+  // Only the totals, the I/O stalls and the collectives' least waits (for the
+  // What split) are kept: the other per-segment sources would add to the
+  // analysis's peak memory.
   out.segment_io_stall_s.assign(evidence.io_s.begin(), evidence.io_s.end());
+  out.segment_collective_wait_s.assign(evidence.collective_s.begin(), evidence.collective_s.end());
   for (std::vector<double>* source : {&evidence.rank_s, &evidence.io_s, &evidence.collective_s, &evidence.foreign_cpu_s,
                                       &evidence.shared_turns_s, &evidence.unreferenced_s})
     std::vector<double>().swap(*source);
@@ -291,8 +293,12 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   out.oversubscription_percent = percent(unreferenced_s);
   out.intrinsic_run_time_s = std::max(0.0, run_time - bounded);
   out.segment_io_stall_s.resize(n, 0.0F);
-  for (std::size_t s = 0; s < n; ++s)
+  out.segment_collective_wait_s.resize(n, 0.0F);
+  for (std::size_t s = 0; s < n; ++s) {
     out.segment_io_stall_s[s] = static_cast<float>(std::min(lost[s], shrink * out.segment_io_stall_s[s]));
+    out.segment_collective_wait_s[s] = static_cast<float>(
+        std::min(lost[s] - out.segment_io_stall_s[s], shrink * out.segment_collective_wait_s[s]));
+  }
   return interfered;
 }
 

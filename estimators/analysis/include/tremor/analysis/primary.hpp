@@ -40,6 +40,10 @@ struct PrimaryEstimate {
   // Per segment, the part of its lost time measured as an I/O stall (the
   // diagnosis books it to file I/O wherever the other ranks waited it out).
   std::vector<float> segment_io_stall_s;
+  // Per segment, the part of its lost time measured as its closing
+  // collective's least wait beyond the collective's latency: every rank was
+  // held inside that MPI call, so the diagnosis books it to MPI.
+  std::vector<float> segment_collective_wait_s;
   std::vector<double> subgroup_intrinsic_s;  // per primary subgroup, s
   std::size_t subgroups = 0;                 // groups after splitting by the previous segment's group
   std::size_t recurring_segments = 0;        // in split-off subgroups: compared with the same place in the cycle
