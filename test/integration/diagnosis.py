@@ -72,8 +72,12 @@ KINDS = {
 # - slow_rank: rank 1's charge less the truth, mean +0.42 pp, σ 0.86 pp over
 #   10 runs of diagnosis_campaign.py (its slow_rank and slow_rank10 kinds,
 #   docs/validation/diagnosis, 2026-11-24);
-# - window: the best IoU 0.974, σ 0.003; io_only: the share of the lost time
-#   in file I/O 0.824, σ 0.016 (5 runs each, the same campaign);
+# - window: the best IoU 0.974, σ 0.003 with MPICH (5 runs, the same
+#   campaign); with Open MPI 0.957, σ 0.025 (10 runs of `diagnosis.py --kind
+#   window --calibrate 10`, 2026-11-26, its launcher's own processes taking
+#   4-6 % of each run from the ranks): the wider one sets the bound;
+# - io_only: the share of the lost time in file I/O 0.824, σ 0.016 (5 runs,
+#   the same campaign);
 # - asleep_in_boundary (a delay in every boundary collective of rank 1): the
 #   kinds campaigns' most_p0.9 (rank 1, 90 % of its collectives): the estimate
 #   less the truth +0.52 pp, and the pooled σ of the injected kinds' errors
@@ -82,7 +86,7 @@ KINDS = {
 #   less the same band.
 TOLERANCES = {"slow_rank_bias_pp": 0.42, "slow_rank_pp": 4 * 0.86,
               "asleep_bias_pp": 0.52, "asleep_pp": 4 * 0.23,
-              "window_iou": 0.974 - 4 * 0.003, "io_share": 0.824 - 4 * 0.016}
+              "window_iou": 0.957 - 4 * 0.025, "io_share": 0.824 - 4 * 0.016}
 
 
 def iou(a, b):
