@@ -87,6 +87,7 @@ void RunTotals::add(const GroupReplicas& group, double offset) {
       one_run_[f][r] += (simulated ? group.one_run[f][r] : segments * expected[r]) + segments * offset;
     }
     failed_[f] += group.failed[f];
+    group_replicas_[f] += expected.size();
   }
   started_ = true;
 }

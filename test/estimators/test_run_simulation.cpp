@@ -218,3 +218,24 @@ TEST_CASE("prediction intervals for one run cover it; confidence intervals do no
     }
   }
 }
+
+TEST_CASE("the fallback share is of the groups' replicas, never above one", "[simulation]") {
+  // Two groups of 10 replicas: every replica of the first fell back at the
+  // first factor, none of the second; 5 of each at the second factor.
+  const auto group = [](std::vector<std::size_t> failed) {
+    est::GroupReplicas replicas;
+    replicas.segments = 3;
+    replicas.expected.assign(2, std::vector<double>(10, 1.0));
+    replicas.failed = std::move(failed);
+    return replicas;
+  };
+  est::RunTotals totals(2);
+  totals.add(group({10, 5}));
+  totals.add(group({0, 5}));
+  CHECK(totals.failed(0) == 10);
+  CHECK(totals.fallback_share(0) == Approx(0.5));
+  CHECK(totals.fallback_share(1) == Approx(0.5));
+  totals.add(group({10, 10}));
+  CHECK(totals.fallback_share(0) == Approx(20.0 / 30.0));
+  CHECK(totals.fallback_share(1) <= 1.0);
+}

@@ -133,10 +133,7 @@ constexpr double kFallbackShareWarning = 1.0 / 3.0;
 
 double worst_fallback_share(const est::RunTotals& totals, std::size_t factors) {
   double worst = 0.0;
-  const std::size_t replicas = totals.replicas();
-  for (std::size_t f = 0; f < factors && replicas > 0; ++f) {
-    worst = std::max(worst, static_cast<double>(totals.failed(f)) / static_cast<double>(replicas));
-  }
+  for (std::size_t f = 0; f < factors; ++f) worst = std::max(worst, totals.fallback_share(f));
   return worst;
 }
 

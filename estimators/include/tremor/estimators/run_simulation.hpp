@@ -68,12 +68,20 @@ struct RunInterval {
 /// groups form one replica of the run).
 class RunTotals {
  public:
-  explicit RunTotals(std::size_t factors) : expected_(factors), one_run_(factors), failed_(factors, 0) {}
+  explicit RunTotals(std::size_t factors)
+      : expected_(factors), one_run_(factors), failed_(factors, 0), group_replicas_(factors, 0) {}
   /// `offset` is added to every one of the group's segments (e.g. a collective's latency).
   /// A group without replicas, or with another replica count, makes the totals unavailable.
   void add(const GroupReplicas& group, double offset = 0.0);
   [[nodiscard]] bool available() const { return available_ && started_; }
+  /// Replicas that fell back, summed over the groups.
   [[nodiscard]] std::size_t failed(std::size_t factor) const { return failed_[factor]; }
+  /// The share of the groups' replicas that fell back, in [0, 1].
+  [[nodiscard]] double fallback_share(std::size_t factor) const {
+    return group_replicas_[factor] > 0
+               ? static_cast<double>(failed_[factor]) / static_cast<double>(group_replicas_[factor])
+               : 0.0;
+  }
   [[nodiscard]] std::size_t replicas() const { return expected_.empty() ? 0 : expected_.front().size(); }
   /// Percentile CI of the expected totals and prediction interval of the
   /// simulated ones (0 replicas of one_run: the PI is the CI); every
@@ -83,6 +91,7 @@ class RunTotals {
  private:
   std::vector<std::vector<double>> expected_, one_run_;
   std::vector<std::size_t> failed_;
+  std::vector<std::size_t> group_replicas_;  // replicas summed over the groups
   bool available_ = true;
   bool started_ = false;
 };
