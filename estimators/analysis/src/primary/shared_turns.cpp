@@ -5,21 +5,14 @@
 
 namespace tremor::analysis::detail {
 
-// Ranks taking turns on a node's CPUs with another process lose more than
-// the CPU time it took: a rank that waits for a descheduled one polls on,
-// and Elk took twice as long while a busy loop had a fifth of the node. That
-// polling is not told apart from the polling of the job's own turns, but
-// what a segment needs is known where the process was absent: the mean
-// time of the segments of its group outside the span from the first to
-// the last segment the process shared (inside it a segment shorter than a
-// time slice may show no CPU taken and still wait), when there are as many
-// as a usable group needs (a few start-up or closing segments outside a
-// whole run beside the process are no clean level). Turns spread a group
-// too much for a lower level, so its shared segments are charged their
-// times beyond that mean summed with their signs (a segment's own turns
-// are not summed as delays), at least the CPU time the process took. A
-// segment with no such reference is charged its time beyond its ranks' work
-// over the node's CPUs: the most the work allows.
+// Why: beside another process, ranks that take turns poll for a descheduled
+// rank and lose more than the CPU time the process took
+// (docs/statistics-primary.md, "Crowded nodes").
+// Reference: the mean time of the group's segments outside the span the
+// process shared, when there are a usable group's worth of them.
+// Charge: the shared segments' times beyond it, summed with their signs (the
+// job's own turns are no delays), at least the CPU time the process took;
+// without a reference, the time beyond the ranks' work over the node's CPUs.
 SharedTurnsLoss shared_turns_loss(std::span<const double> time_s, const std::vector<std::vector<std::size_t>>& modelled,
                                   const std::vector<std::vector<std::size_t>>& all, std::span<const double> foreign,
                                   std::span<const double> needed, std::size_t min_reference) {

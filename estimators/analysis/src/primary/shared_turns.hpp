@@ -10,8 +10,8 @@
 namespace tremor::analysis::detail {
 
 // Another process shared a segment's CPUs when it took more than this share
-// of them there (`foreign` over its time): in clean oversubscribed runs of
-// Elk and of the demo on 8 processes no segment reads above 0.
+// of them there (`foreign` over its time): one read period of the thread
+// clock over the reading window (docs/statistics-primary.md, "Crowded nodes").
 inline constexpr double kSharedCpuNoise = 0.01;
 
 // Per segment, the time lost beside another process on a node whose ranks

@@ -32,7 +32,8 @@ struct IntrinsicOptions {
   /// factor (size-weighted median over groups, the larger of the quartile and
   /// the low-side (5 %-25 %) ratio), most segments were delayed and the clean
   /// spread is read only up to low_start_spread_quantile (0 turns this off).
-  /// Low-side ratio: clean runs 0.8-2.2 (demo, MOCASSIN, Elk), 90 % delayed 6-12.
+  /// 3 lies three standard deviations of the log-ratio above 1
+  /// (docs/statistics-primary.md#constants).
   double maximum_unexplained_spread_ratio = 3.0;
   double low_start_spread_quantile = 0.08;
   /// The anchor assumes at least this share of a group clean, whatever the
