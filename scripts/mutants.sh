@@ -84,7 +84,7 @@ for patch in "${patches[@]}"; do
   else
     verdict="killed"
     by=$(grep -E '\*\*\*(Failed|Timeout|Exception)' "$logs/$name-tests.log" | head -1 |
-         sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .*/\1/')
+         sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: (.*[^ .]) *\.*\*\*\*(Failed|Timeout|Exception).*/\1/')
     killed=$((killed + 1))
   fi
   revert
