@@ -211,3 +211,25 @@ TEST_CASE("compare: runs of another program get a warning and no intrinsic verdi
   CHECK(comparison.warnings[0].find("shares no group signature") != std::string::npos);
   CHECK_FALSE(comparison.verdicts.at(0).available);
 }
+
+TEST_CASE("compare: markup in a run's name or command line is escaped in the HTML page", "[compare]") {
+  SyntheticSpec spec;
+  spec.groups = {SyntheticGroup{1e6, 0.010, 120}};
+  AnalysedRun reference = analysed(spec);
+  AnalysedRun other = analysed(spec);
+  reference.run.meta.command_line = "./app --title '<b>x</b>'";
+  other.run.meta.command_line = "./app --title \"<script>alert(1)</script>\" & more";
+  const Comparison comparison = compare_runs(
+      {{"<i>ref</i>", &reference.run, &reference.analysis}, {"o&o", &other.run, &other.analysis}});
+  REQUIRE_FALSE(comparison.environment.empty());  // the command lines differ: they are shown
+  const std::string page = render_compare_html(comparison);
+  for (const char* raw : {"<script", "<b>", "<i>", "o&o", "& more"}) {
+    INFO(raw);
+    CHECK(page.find(raw) == std::string::npos);
+  }
+  for (const char* escaped : {"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;b&gt;x&lt;/b&gt;", "&lt;i&gt;ref&lt;/i&gt;",
+                              "o&amp;o", "&amp; more"}) {
+    INFO(escaped);
+    CHECK(page.find(escaped) != std::string::npos);
+  }
+}
