@@ -16,6 +16,7 @@ a busy machine too the test is skipped (exit SKIPPED, with the reason), and
 any failure on a machine measured quiet fails the test.
 """
 import os
+import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "campaigns"))
@@ -72,3 +73,16 @@ def with_one_retry(attempt, what):
         except CheckFailed as error:
             print(f"{what}: attempt {number} CHECK FAILED: {error}")
             sys.exit(1)
+
+
+def print_calibration(rows, unit="runs"):
+    """--calibrate N of the drivers: the mean and SD of each figure the checks
+    recorded (a value or a list per row) over the rows in which the machine
+    took less than 1 % of the run (`machine_percent`)."""
+    quiet = [r for r in rows if r.get("machine_percent", 100.0) < 1.0]
+    print(f"{len(quiet)} of {len(rows)} {unit} with the machine's share below 1 %:")
+    for key in sorted({k for r in rows for k in r} - {"machine_percent"}):
+        values = [v for r in quiet if key in r for v in (r[key] if isinstance(r[key], list) else [r[key]])]
+        if len(values) >= 2:
+            print(f"  {key}: mean {statistics.mean(values):+.4f}, sd {statistics.stdev(values):.4f} "
+                  f"({len(values)} values)")

@@ -40,7 +40,6 @@ import tempfile
 
 import h5py
 
-import numpy as np
 
 from launch import (add_launch_arguments, environment_without_tremor, launched_program, mpi_command,
                     run_preloaded_measured)
@@ -49,7 +48,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "campaigns"))
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
 from injected_truth import TRACE_SETTINGS, injected_percent  # noqa: E402
-from tremor_testing import CheckFailed, TimingCheckFailed, check, with_one_retry  # noqa: E402
+from tremor_testing import CheckFailed, TimingCheckFailed, check, print_calibration, with_one_retry  # noqa: E402
 
 BASE = ["-n", "400", "-u", "2000", "-k", "0", "-q"]
 WINDOW = (0.4, 0.9)
@@ -200,12 +199,7 @@ def calibrate(opts, program):
             print(f"run {run}: {error}")
         print(f"run {run}: {figures}", flush=True)
         rows.append(figures)
-    quiet = [r for r in rows if r.get("machine_percent", 100.0) < 1.0]
-    print(f"{len(quiet)} of {len(rows)} runs with the machine's share below 1 %:")
-    for key in sorted({k for r in rows for k in r} - {"machine_percent"}):
-        values = [r[key] for r in quiet if key in r]
-        if len(values) >= 2:
-            print(f"  {key}: mean {np.mean(values):+.4f}, sd {np.std(values, ddof=1):.4f} ({len(values)} values)")
+    print_calibration(rows)
 
 
 def main():

@@ -22,15 +22,13 @@ CASE:
 import argparse
 import glob
 import os
-import signal
 import subprocess
-import sys
 import tempfile
-import time
 
 import h5py
 
-from launch import add_launch_arguments, environment_without_tremor, launched_program, mpi_command, preloaded
+from launch import (add_launch_arguments, environment_without_tremor, launched_program, mpi_command,
+                    run_preloaded_bounded)
 from robustness import finish  # same folder: the shared verdict
 
 JOB_TIMEOUT_S = 90
@@ -47,18 +45,10 @@ def check(condition, message):
 def run(command, env, timeout=JOB_TIMEOUT_S):
     """(returncode, stdout, stderr, seconds); the whole process group is
     killed on a timeout, so a hung job leaves no rank behind."""
-    command, env = preloaded(command, env)
-    started = time.monotonic()
-    job = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           start_new_session=True)
-    try:
-        out, err = job.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(job.pid, signal.SIGKILL)
-        out, err = job.communicate()
+    result, err = run_preloaded_bounded(command, env, timeout)
+    if result is None:
         check(False, f"the job did not exit within {timeout} s (it hangs): {' '.join(command)}\n{err[-1500:]}")
-        return None
-    return job.returncode, out, err, time.monotonic() - started
+    return result
 
 
 def files(out, pattern):

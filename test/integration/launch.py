@@ -13,8 +13,10 @@ and the ranks, built with the sanitizer, run instrumented Tremor.
 import argparse
 import os
 import shlex
+import signal
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from tremor_testing import run_measured  # noqa: E402
@@ -42,6 +44,22 @@ def run_preloaded(command, env, timeout, **options):
     output; the result's args is the command that ran."""
     command, env = preloaded(command, env)
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, **options)
+
+
+def run_preloaded_bounded(command, env, timeout):
+    """run_preloaded in a session of its own: (returncode, stdout, stderr,
+    seconds), or None with stderr's tail when it outlived `timeout` s; then the
+    whole process group is killed, so a hung job leaves no rank behind."""
+    command, env = preloaded(command, env)
+    started = time.monotonic()
+    job = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    try:
+        out, err = job.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(job.pid, signal.SIGKILL)
+        return None, job.communicate()[1]
+    return (job.returncode, out, err, time.monotonic() - started), None
 
 
 def run_preloaded_measured(command, env, timeout, **options):

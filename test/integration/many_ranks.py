@@ -14,15 +14,13 @@ import argparse
 import glob
 import json
 import os
-import signal
-import subprocess
 import tempfile
-import time
 
 import h5py
 import numpy as np
 
-from launch import add_launch_arguments, environment_without_tremor, launched_program, mpi_command, preloaded
+from launch import (add_launch_arguments, environment_without_tremor, launched_program, mpi_command,
+                    run_preloaded_bounded)
 from robustness import finish  # same folder: the shared verdict
 
 ITERATIONS = 12
@@ -38,18 +36,10 @@ def check(condition, message):
 
 
 def run(command, env, bound):
-    command, env = preloaded(command, env)
-    started = time.monotonic()
-    job = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           start_new_session=True)
-    try:
-        out, err = job.communicate(timeout=bound)
-    except subprocess.TimeoutExpired:
-        os.killpg(job.pid, signal.SIGKILL)
-        job.communicate()
+    result, _ = run_preloaded_bounded(command, env, bound)
+    if result is None:
         check(False, f"the job did not exit within {bound} s")
-        return None
-    return job.returncode, out, err, time.monotonic() - started
+    return result
 
 
 def main():

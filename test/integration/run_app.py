@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "campaigns"))
 import injected_truth  # noqa: E402
-from tremor_testing import CheckFailed, TimingCheckFailed, with_one_retry  # noqa: E402
+from tremor_testing import CheckFailed, TimingCheckFailed, print_calibration, with_one_retry  # noqa: E402
 METRICS_DEF = os.path.join(HERE, "..", "..", "segments", "include", "tremor", "metrics.def")
 
 
@@ -567,12 +567,7 @@ def calibrate(opts, program):
                 row = dict(args["figures"], machine_percent=args["load"].percent(float(f.attrs["run_time_s"])))
         print(f"run {run}: {row}", flush=True)
         rows.append(row)
-    quiet = [r for r in rows if r["machine_percent"] < 1.0]
-    print(f"{len(quiet)} of {len(rows)} runs with the machine's share below 1 %:")
-    for key in sorted({k for r in rows for k in r} - {"machine_percent"}):
-        values = [v for r in quiet if key in r for v in (r[key] if isinstance(r[key], list) else [r[key]])]
-        if len(values) >= 2:
-            print(f"  {key}: mean {np.mean(values):+.4f}, sd {np.std(values, ddof=1):.4f} ({len(values)} values)")
+    print_calibration(rows)
 
 
 def record(args, name, value):

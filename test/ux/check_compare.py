@@ -23,14 +23,13 @@ import os
 import shutil
 import sys
 
-import numpy as np
 
 from ux_common import check, failures, finish, mpi_run, mpi_run_measured, run, single_run_file
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "campaigns"))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import injected_truth  # noqa: E402
-from tremor_testing import skip  # noqa: E402
+from tremor_testing import print_calibration, skip  # noqa: E402
 
 parser = argparse.ArgumentParser()
 parser.add_argument("directory")
@@ -269,12 +268,7 @@ def calibrate():
         row = dict(figures, machine_percent=machine_share())
         print(f"set {number}: {row}", flush=True)
         rows.append(row)
-    quiet = [r for r in rows if r["machine_percent"] < 1.0]
-    print(f"{len(quiet)} of {len(rows)} sets with the machine's share below 1 %:")
-    for key in sorted({k for r in rows for k in r} - {"machine_percent"}):
-        values = [v for r in quiet if key in r for v in (r[key] if isinstance(r[key], list) else [r[key]])]
-        if len(values) >= 2:
-            print(f"  {key}: mean {np.mean(values):+.3f}, sd {np.std(values, ddof=1):.3f} ({len(values)} values)")
+    print_calibration(rows, "sets")
 
 
 shutil.rmtree(options.directory, ignore_errors=True)

@@ -28,13 +28,19 @@ def finish(name):
     sys.exit(0)
 
 
-def run(command, env_changes=None, timeout=120):
+def environment_with(env_changes):
+    """This process's environment with env_changes applied (None removes a name)."""
     env = dict(os.environ)
     for key, value in (env_changes or {}).items():
         if value is None:
             env.pop(key, None)
         else:
             env[key] = value
+    return env
+
+
+def run(command, env_changes=None, timeout=120):
+    env = environment_with(env_changes)
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
     print(f"$ {shlex.join(command)}  -> {result.returncode}", file=sys.stderr)
     return result
@@ -47,13 +53,8 @@ def mpi_run(launcher, ranks, command, env_changes=None, timeout=120):
 def mpi_run_measured(launcher, ranks, command, program, env_changes=None, timeout=120):
     """mpi_run, while the kernel's counts of what the machine took from the
     processes named program are sampled; returns (result, JobLoad)."""
-    env = dict(os.environ)
-    for key, value in (env_changes or {}).items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    result, load = run_measured(mpi_command(launcher, ranks, command), env, timeout, [program])
+    result, load = run_measured(mpi_command(launcher, ranks, command), environment_with(env_changes), timeout,
+                                [program])
     print(f"$ {shlex.join(result.args)}  -> {result.returncode}", file=sys.stderr)
     return result, load
 
