@@ -144,4 +144,30 @@ LostInterval lost_interval(std::span<const std::span<const double>> groups, std:
   return {std::max(0.0, summary.ci_low), std::max(0.0, summary.ci_high)};
 }
 
+double measured_error_variance(std::span<const MeasuredResidual> residuals) {
+  double sum = 0.0;
+  double expected = 0.0;
+  std::size_t n = 0;
+  for (const MeasuredResidual& residual : residuals) {
+    if (!std::isfinite(residual.residual_s) || !std::isfinite(residual.model_variance_s2)) continue;
+    sum += residual.residual_s;
+    expected += std::max(0.0, residual.model_variance_s2);
+    ++n;
+  }
+  if (n == 0) return 0.0;
+  const double mean = sum / static_cast<double>(n);
+  double spread = 0.0;
+  for (const MeasuredResidual& residual : residuals) {
+    if (!std::isfinite(residual.residual_s) || !std::isfinite(residual.model_variance_s2)) continue;
+    spread += (residual.residual_s - mean) * (residual.residual_s - mean);
+  }
+  // The segments' own errors: the residuals' spread beyond the model's.
+  const double independent =
+      n > 1 ? std::max(0.0, spread / static_cast<double>(n - 1) - expected / static_cast<double>(n)) * static_cast<double>(n)
+            : 0.0;
+  // An error every segment shares: the residuals' squared sum beyond that and the model's share.
+  const double shared = std::max(0.0, sum * sum - expected - independent);
+  return independent + shared;
+}
+
 }  // namespace tremor::estimators

@@ -193,12 +193,16 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   // group's: what is left is never put below the group's intrinsic time
   // (a measurement that reads more than the duration shows would otherwise
   // pull the anchor, and with it every other segment's charge).
+  // What each measured segment leaves of its duration, before the floors
+  // below, for the measured delays' own error (in the members' order).
+  std::vector<float> left_by_measured;
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const double intrinsic = i < first_intrinsic.size() ? first_intrinsic[i] : 0.0;
     for (std::size_t j = 0; j < groups[i].members.size(); ++j) {
       const double m = measured[groups[i].members[j]];
       if (!(m > 0.0)) continue;
       const double x = durations[i][j];
+      left_by_measured.push_back(static_cast<float>(x - m));
       durations[i][j] = std::max({kLeastDeconvolvedShare * x, x - m, std::min(x, intrinsic)});
     }
   }
@@ -210,6 +214,30 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   out.relative_delay_mean = estimate.relative_delay_mean;
   out.subgroup_intrinsic_s.clear();
   for (const est::GroupIntrinsic& group : estimate.groups) out.subgroup_intrinsic_s.push_back(group.baseline);
+
+  // The measured delays read against the durations the refit explains.
+  std::vector<est::MeasuredResidual> residuals;
+  residuals.reserve(left_by_measured.size());
+  {
+    std::size_t next = 0;
+    const double sigma = estimate.relative_spread;
+    for (std::size_t i = 0; i < groups.size() && i < estimate.groups.size(); ++i) {
+      const double baseline = estimate.groups[i].baseline;
+      for (std::size_t j = 0; j < groups[i].members.size(); ++j) {
+        if (!(measured[groups[i].members[j]] > 0.0) || next >= left_by_measured.size()) continue;
+        const double left = left_by_measured[next++];
+        double variance = sigma * sigma * baseline * baseline;
+        if (baseline > 0.0)
+          variance += baseline * baseline *
+                      est::delay_posterior_variance(durations[i][j] / baseline - 1.0, sigma, estimate.delay_probability,
+                                                    estimate.relative_delay_mean);
+        residuals.push_back({left - baseline - estimate.lost[i][j], variance});
+      }
+    }
+  }
+  std::vector<float>().swap(left_by_measured);
+  const double measured_error_s2 = out.taking_turns ? 0.0 : est::measured_error_variance(residuals);
+  std::vector<est::MeasuredResidual>().swap(residuals);
 
   // Each segment: its measured delay plus its posterior expected delay.
   std::vector<double>& lost = out.segment_lost_s;
@@ -268,7 +296,8 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   }
 
   // The interval: the model refitted by block bootstrap, each segment's
-  // posterior and the measured levels' errors (lost_interval.hpp). Ranks
+  // posterior, the measured levels' errors and what the durations say of the
+  // measured delays (lost_interval.hpp). Ranks
   // taking turns have no slab to refit: their measured delays are the low
   // end, and what another process made their own turns cost (reported apart)
   // may belong to the loss as well.
@@ -276,7 +305,7 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   const int replicas = std::clamp(analysis.parameters.replicas, 2, kMaxIntervalReplicas);
   out.interval_replicas = static_cast<std::size_t>(replicas);
   const double measured_part = measured_total + slept_added;
-  const double level_sd = std::sqrt(evidence.level_variance_s2);
+  const double level_sd = std::sqrt(evidence.level_variance_s2 + measured_error_s2);
   est::LostInterval interval;
   if (out.taking_turns) {
     interval = {std::max(0.0, measured_part - 2.0 * level_sd), measured_part + unreferenced_s + 2.0 * level_sd};

@@ -10,7 +10,8 @@
 //    sqrt(m / n), so the cost does not grow with the run;
 //  - which segments were delayed and by how much given their times: a
 //    normal draw with the summed posterior variance;
-//  - the measured delays' clean levels: a normal draw with their standard error.
+//  - the measured delays: their clean levels' standard error, and what the
+//    durations say of them (measured_error_variance): a normal draw.
 // The 2.5 % and 97.5 % quantiles of the replicas give the interval; it is
 // not forced to contain the point.
 #pragma once
@@ -47,5 +48,25 @@ LostInterval lost_interval(std::span<const std::span<const double>> groups, std:
                            std::span<const double> baseline_floor, const IntrinsicEstimate& estimate, double measured_s,
                            double measured_sd_s, std::mt19937_64& engine, const LostIntervalOptions& options = {},
                            const IntrinsicOptions& model = {});
+
+/// One segment charged a measured delay, read against its duration: what the
+/// duration leaves beyond its group's intrinsic time, the measured delay and
+/// the model's posterior delay (`residual_s`, signed), and the variance the
+/// model itself gives that residual (its clean jitter's, (sigma x baseline)^2,
+/// plus the posterior delay's).
+struct MeasuredResidual {
+  double residual_s = 0.0;
+  double model_variance_s2 = 0.0;
+};
+
+/// The mean square error of the measured delays' sum. Over the measured
+/// segments the durations give a second reading of the same delays; where the
+/// two disagree beyond the model's own variance, the measurement erred (it
+/// read time the segments did not lose, or missed time they did). Method of
+/// moments: each segment's own error from the residuals' spread beyond the
+/// model's variance; an error all segments share from their squared sum
+/// beyond that (one draw). Measurements the durations bear out leave the
+/// interval as it was.
+double measured_error_variance(std::span<const MeasuredResidual> residuals);
 
 }  // namespace tremor::estimators
