@@ -116,7 +116,7 @@ CONTENDED = {"contended": (0.0, None), "contended_window": (0.30, 0.35)}
 COLUMNS = ["workload", "kind", "run", "truth_percent", "wall_percent", "primary_percent", "primary_ci_low", "primary_ci_high",
            "mad4_percent", "run_time_s", "intrinsic_run_time_s", "class", "truth_class", "lost_compute_percent",
            "lost_mpi_percent", "lost_io_percent", "largest_delay_percent", "run_queue_percent",
-           "intrinsic_vs_clean_percent", "machine_percent"]
+           "intrinsic_vs_clean_percent", "machine_percent", "taking_turns"]
 
 
 def reference_times(rows, row):
