@@ -58,7 +58,7 @@ independent measure check_campaign.py's busy-machine rule rests on.
 usage: kinds_campaign.py --build BUILD_DIR [--kinds k1,k2] [--runs N] [--seed S] [--output DIR] [--plot]
        [--workload NAME=COMMAND --flavour mpich|openmpi --np N [--launcher CMD]]
 With --workload, a real application replaces the demo (see
-scripts/campaigns/README.md, "Real applications from Debian"); kinds that
+validation/campaigns/README.md, "Real applications from Debian"); kinds that
 change the demo's arguments are skipped, windows are placed at 30-65 % of its
 first clean run, delays scale with that run's mean segment time (APP_DELAYS),
 and the wall-clock reference is its clean runs.

@@ -22,7 +22,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import campaign_common as common  # noqa: E402
 
-BEGIN = "<!-- BEGIN GENERATED: scripts/campaigns/accuracy_tables.py -->"
+BEGIN = "<!-- BEGIN GENERATED: validation/campaigns/accuracy_tables.py -->"
 END = "<!-- END GENERATED -->"
 
 
