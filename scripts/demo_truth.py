@@ -3,7 +3,7 @@
 
 usage: demo_truth.py RUN_FILE [--tremor PATH]
 
-The truth is the injected critical path of the run (campaigns/injected_truth.py),
+The truth is the injected critical path of the run (validation/campaigns/injected_truth.py),
 read from the injector's own logs beside the run file; Tremor's figures are
 `tremor analyze --json` of the run file. Exit 2 when either cannot be read.
 """
@@ -15,7 +15,7 @@ import sys
 
 import h5py
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "campaigns"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "validation", "campaigns"))
 import injected_truth  # noqa: E402
 
 

@@ -179,6 +179,35 @@ TEST_CASE("JSON report carries the documented fields", "[report]") {
   }
 }
 
+TEST_CASE("JSON report carries the class limits and logistic its class and p(high) follow", "[report]") {
+  const RunData run = tremor::test::synthetic_run(medium_spec());
+  const RunAnalysis result = analyze_run(run, AnalysisParameters{});
+  const nlohmann::json json = report_json(run, result, "run.h5");
+  REQUIRE(json.contains("classification"));
+  const nlohmann::json& limits = json["classification"];
+  // docs/statistics.md#classification: low < 7.5 % <= medium <= 15 % < high; logistic 0.35, 11.25 %.
+  CHECK(limits["medium_from_percent"] == 7.5);
+  CHECK(limits["high_above_percent"] == 15.0);
+  CHECK(limits["logistic_steepness"] == 0.35);
+  CHECK(limits["logistic_midpoint_percent"] == 11.25);
+  // A reader scoring the headline with them gets the report's own class and p(high).
+  const double x = json["interference_percent"].get<double>();
+  const double k = limits["logistic_steepness"].get<double>();
+  const double x0 = limits["logistic_midpoint_percent"].get<double>();
+  CHECK(json["probability_high"].get<double>() == Approx(1.0 / (1.0 + std::exp(-k * (x - x0)))).epsilon(1e-12));
+  const char* expected = x < limits["medium_from_percent"].get<double>()  ? "low"
+                         : x > limits["high_above_percent"].get<double>() ? "high"
+                                                                            : "medium";
+  CHECK(json["class"] == expected);
+  // Present without an estimate too: the limits do not depend on the run.
+  SyntheticSpec single;
+  single.groups = {SyntheticGroup{1e6, 2.0, 1}};
+  const RunData empty = tremor::test::synthetic_run(single);
+  const nlohmann::json none = report_json(empty, analyze_run(empty, AnalysisParameters{}), "");
+  CHECK(none["estimate_possible"] == false);
+  CHECK(none["classification"] == limits);
+}
+
 TEST_CASE("report_run writes /analysis and the reserved JSON, tremor analyze agrees", "[report][cli]") {
   TempDir dir;
   const RunData run = tremor::test::synthetic_run(medium_spec());

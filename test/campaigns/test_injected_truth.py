@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The campaigns' truth (scripts/campaigns/injected_truth.py) on small runs
+"""The campaigns' truth (validation/campaigns/injected_truth.py) on small runs
 written here, injector logs and all, whose critical path is known by
 construction:
 
@@ -16,7 +16,7 @@ import os
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "campaigns"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "validation", "campaigns"))
 import campaign_common as common  # noqa: E402
 
 common.ensure_debian_python()

@@ -14,17 +14,26 @@ values are known by construction:
   plus the run queue (10.4 % read for 10.0 % planted and 0.5 % queued),
   which ranks taking turns on the CPUs leave out;
 - the intrinsic run time against the clean runs' median: +2 % and −1 %.
+
+With --tremor, the class limits and logistic the campaigns read from that
+build's report (campaign_common.Scoring) are those of
+docs/statistics.md#classification.
 """
+import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "campaigns"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "validation", "campaigns"))
 import campaign_common as common  # noqa: E402
 
 common.ensure_debian_python()
 import numpy as np  # noqa: E402
 
 import kinds_campaign  # noqa: E402
+
+# docs/statistics.md#classification: low < 7.5 % <= medium <= 15 % < high; p = logistic(0.35, 11.25 %).
+SCORING = common.Scoring({"medium_from_percent": 7.5, "high_above_percent": 15.0, "logistic_steepness": 0.35,
+                          "logistic_midpoint_percent": 11.25})
 
 
 def row(kind, run, time_s, truth=0.0, primary=0.0, intrinsic_s=None):
@@ -39,6 +48,15 @@ def fail(message):
 
 
 def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tremor", help="also check the scoring read from this tremor's report")
+    args = parser.parse_args()
+    if args.tremor:
+        read = common.Scoring.of_tremor(args.tremor)
+        if read != SCORING:
+            fail(f"scoring read from the report {vars(read)} for {vars(SCORING)}")
+        if [read.interference_class(x) for x in (7.4999, 7.5, 15.0, 15.0001)] != ["low", "medium", "medium", "high"]:
+            fail("class limits read from the report misplaced")
     rows = [row("clean", 0, 1.0), row("clean", 1, 1.1), row("clean", 2, 1.15),
             row("contended_window", 0, 1.25, intrinsic_s=1.122),
             row("sparse", 0, 1.3, truth=10.0, primary=10.4, intrinsic_s=1.089)]
@@ -48,17 +66,17 @@ def main():
     if abs(contended["truth_percent"] - truth) > 1e-9:
         fail(f"wall-clock truth {contended['truth_percent']} for {truth}")
 
-    p = common.probability_high
+    p = SCORING.probability_high
     expected = sorted(1.0 - abs(p(truth) - p(100.0 * exact / 1.25)) for exact in (0.25, 0.15, 0.10))
-    got = sorted(kinds_campaign.exact_estimate_accuracies(rows, contended))
+    got = sorted(kinds_campaign.exact_estimate_accuracies(rows, contended, SCORING))
     if len(got) != 3 or max(abs(a - b) for a, b in zip(got, expected)) > 1e-12:
         fail(f"exact-estimate accuracies {got} for {expected}")
     if got[-1] != 1.0 or got[1] > 0.7:
         fail(f"the median clean run must score 1 and one 0.1 s away far less: {got}")
-    if kinds_campaign.exact_estimate_accuracies(rows, rows[4]):
+    if kinds_campaign.exact_estimate_accuracies(rows, rows[4], SCORING):
         fail("an injected truth has no wall-clock bound")
 
-    summary = kinds_campaign.summarize(rows)
+    summary = kinds_campaign.summarize(rows, SCORING)
     line = next(x for x in summary.splitlines() if "| contended_window |" in x)
     cells = [c.strip() for c in line.strip("|").split("|")]
     want = f"{np.median(expected):.3f} / {np.quantile(expected, 0.1):.3f}"
@@ -69,11 +87,11 @@ def main():
     if sparse[-4] != "-" or sparse[-2] != f"{score:.3f} / {score:.3f}" or sparse[-1] != "-1.00 / -1.00":
         fail(f"sparse cells {sparse[-4:]} for [-, 0.50, {score:.3f} / {score:.3f}, -1.00 / -1.00]")
     rows[4]["taking_turns"] = True
-    taking_turns = next(x for x in kinds_campaign.summarize(rows).splitlines() if "| sparse |" in x)
+    taking_turns = next(x for x in kinds_campaign.summarize(rows, SCORING).splitlines() if "| sparse |" in x)
     if not taking_turns.rstrip().endswith("| - | -1.00 / -1.00 |"):
         fail(f"ranks taking turns scored against their own run queue: {taking_turns}")
     print("PASS: exact-estimate accuracy against a wall-clock truth, accuracy with the run queue, intrinsic time, "
-          "summary cells")
+          "summary cells" + (", the report's class limits and logistic" if args.tremor else ""))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ busy machine that alone may excuse a failed timing check.
 
 A test's truth and its skip decisions never come from Tremor's output. Whether
 the machine was busy during a run is measured from the kernel
-(scripts/campaigns/machine_load.py, shared with the campaigns): the run-queue
+(validation/campaigns/machine_load.py, shared with the campaigns): the run-queue
 delay of the job's own processes plus the steal time, as a share of the run.
 That is interference the machine added to the job, which Tremor rightly
 reports: a check comparing Tremor's figures with a planted truth allows it,
@@ -19,7 +19,7 @@ import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "campaigns"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "validation", "campaigns"))
 from machine_load import run_measured  # noqa: E402,F401  (for the drivers)
 
 SKIPPED = 77  # CTest SKIP_RETURN_CODE of every test that may skip

@@ -21,7 +21,7 @@ Kinds (the bounds: TOLERANCES below):
              I/O's share of the lost time
   clean      no injection: no slow rank, no episode
 The truth is the injected critical path from the injector's own logs
-(scripts/campaigns/injected_truth.py; the collectives are traced).
+(validation/campaigns/injected_truth.py; the collectives are traced).
 Tolerances are k·σ of a quiet calibration (--calibrate N prints the figures;
 TOLERANCES below), widened by what the machine was measured to add to the run
 (the ranks' run queue and steal, test/common/tremor_testing.py), which Tremor
@@ -45,7 +45,7 @@ from launch import (add_launch_arguments, environment_without_tremor, launched_p
                     run_preloaded_measured)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "campaigns"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "validation", "campaigns"))
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
 from injected_truth import TRACE_SETTINGS, injected_percent  # noqa: E402
 from tremor_testing import CheckFailed, TimingCheckFailed, check, print_calibration, with_one_retry  # noqa: E402

@@ -25,7 +25,7 @@ from launch import add_launch_arguments, launched_program, mpi_command, run_prel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "campaigns"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "validation", "campaigns"))
 import injected_truth  # noqa: E402
 from tremor_testing import CheckFailed, TimingCheckFailed, print_calibration, with_one_retry  # noqa: E402
 METRICS_DEF = os.path.join(HERE, "..", "..", "segments", "include", "tremor", "metrics.def")

@@ -26,7 +26,7 @@ import sys
 
 from ux_common import check, failures, finish, mpi_run, mpi_run_measured, run, single_run_file
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "campaigns"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "validation", "campaigns"))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import injected_truth  # noqa: E402
 from tremor_testing import print_calibration, skip  # noqa: E402

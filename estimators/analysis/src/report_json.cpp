@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "tremor/analysis/report.hpp"
+#include "tremor/estimators/interference.hpp"
 
 namespace tremor::analysis {
 namespace {
@@ -185,6 +186,17 @@ json diagnosis_json(const Diagnosis& diagnosis) {
            {{"run", components_json(diagnosis.run_components)}, {"lost", components_json(diagnosis.lost_components)}}}};
 }
 
+// The limits and the logistic behind `class` and `probability_high` (the analysis uses their
+// defaults), so that campaigns score estimates as Tremor does without typing them again.
+json classification_json() {
+  const estimators::ClassBoundaries limits;
+  const estimators::LogisticParameters logistic;
+  return {{"medium_from_percent", limits.medium_from},
+          {"high_above_percent", limits.high_above},
+          {"logistic_steepness", logistic.steepness},
+          {"logistic_midpoint_percent", logistic.midpoint}};
+}
+
 }  // namespace
 
 json report_json(const RunData& run, const RunAnalysis& analysis, const std::string& output_file) {
@@ -234,6 +246,7 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
       {"continuous_interference_percent", ok ? number(analysis.continuous_interference_percent) : json(nullptr)},
       {"class", ok ? json(estimators::to_string(analysis.interference_class)) : json(nullptr)},
       {"probability_high", ok ? number(analysis.probability_high) : json(nullptr)},
+      {"classification", classification_json()},
       {"run_time_s", number(analysis.run_time_s)},
       {"world_size", run.meta.world_size},
       {"node_count", run.meta.node_count},

@@ -12,9 +12,10 @@ wall-clock truth, the clean runs' median count, which their reference time
 holds; none where the ranks take turns on the CPUs: their run queue is the
 job's own, or where the count was not recorded). Tuning campaigns
 (validation/kinds/) and held-out campaigns (validation/heldout/) are
-printed apart.
+printed apart. The logistic score is Tremor's own, read from the report of
+`--tremor` (default: build-mpich's).
 
-usage: accuracy_tables.py [--root DIR] [--update docs/accuracy.md]
+usage: accuracy_tables.py [--root DIR] [--tremor B/estimators/tremor] [--update docs/accuracy.md]
 Prints the tables; with --update, rewrites the part of the page between
 its BEGIN/END GENERATED markers.
 """
@@ -29,7 +30,7 @@ import campaign_common as common  # noqa: E402
 
 # Kinds whose truth is the wall clock (kinds_campaign.CONTENDED).
 WALL_CLOCK_KINDS = ("contended", "contended_window")
-BEGIN = "<!-- BEGIN GENERATED: scripts/campaigns/accuracy_tables.py -->"
+BEGIN = "<!-- BEGIN GENERATED: validation/campaigns/accuracy_tables.py -->"
 END = "<!-- END GENERATED -->"
 
 
@@ -66,7 +67,7 @@ def truth_bands(rows, mine):
     return bands
 
 
-def table(rows):
+def table(rows, scoring):
     lines = ["| kind | runs | median truth % | median estimate % | median abs(Δ) pp | median accuracy | "
              "interval coverage | coverage with the machine's own | median width pp | recorded |",
              "|---|---|---|---|---|---|---|---|---|---|"]
@@ -79,7 +80,7 @@ def table(rows):
         covered = sum(1 for t, lo, hi in zip(truth, low, high) if lo <= t <= hi)
         banded = sum(1 for (t0, t1), lo, hi in zip(truth_bands(rows, mine), low, high) if lo <= t1 and t0 <= hi)
         band_text = f"{banded}/{len(mine)}" if any(r.get("taking_turns") in ("True", "False") for r in mine) else "-"
-        accuracy = [common.logistic_accuracy(t, e) for t, e in zip(truth, estimate)]
+        accuracy = [scoring.accuracy(t, e) for t, e in zip(truth, estimate)]
         recorded = ", ".join(sorted({r.get("date", "") for r in mine} - {""})) or "-"
         lines.append(f"| {kind} | {len(mine)} | {median(truth):.2f} | {median(estimate):.2f} | "
                      f"{median([abs(e - t) for e, t in zip(estimate, truth)]):.2f} | {median(accuracy):.3f} | "
@@ -88,7 +89,7 @@ def table(rows):
     return "\n".join(lines)
 
 
-def section(root, folder, title):
+def section(root, folder, title, scoring):
     parts = [f"### {title}", ""]
     found = False
     for path in sorted(glob.glob(os.path.join(root, "validation", folder, "*", "runs.csv"))):
@@ -99,7 +100,7 @@ def section(root, folder, title):
         found = True
         workload = rows[0]["workload"]
         plot = os.path.join(os.path.dirname(path), "kinds.png")
-        parts += [f"**{workload}** (`{os.path.relpath(path, root)}`)", "", table(rows), ""]
+        parts += [f"**{workload}** (`{os.path.relpath(path, root)}`)", "", table(rows, scoring), ""]
         if os.path.exists(plot):
             parts += [f"![{workload}](../{os.path.relpath(plot, root)})", ""]
     if not found:
@@ -110,10 +111,15 @@ def section(root, folder, title):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", default=common.REPOSITORY)
+    parser.add_argument("--tremor", default=os.path.join(common.REPOSITORY, "build-mpich", "estimators", "tremor"),
+                        help="the tremor whose class limits and logistic score the tables")
     parser.add_argument("--update", metavar="PAGE")
     args = parser.parse_args()
-    lines = section(args.root, "heldout", "Held out (recorded after the model was frozen)")
-    lines += section(args.root, "kinds", "Tuning campaigns (the latest of each kind)")
+    if not os.access(args.tremor, os.X_OK):
+        parser.error(f"{args.tremor}: no tremor executable (build one, or name it with --tremor)")
+    scoring = common.Scoring.of_tremor(args.tremor)
+    lines = section(args.root, "heldout", "Held out (recorded after the model was frozen)", scoring)
+    lines += section(args.root, "kinds", "Tuning campaigns (the latest of each kind)", scoring)
     text = "\n".join(lines).rstrip() + "\n"
     print(text)
     if args.update:

@@ -5,19 +5,20 @@ has and the first python3 on PATH may not: `ensure_debian_python()` re-executes
 the calling script under /usr/bin/python3 when the imports fail.
 """
 import glob
+import gzip
 import json
 import math
 import os
 import shlex
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 
 import machine_load
 
 DEBIAN_PYTHON = "/usr/bin/python3"
-LOGISTIC_K = 0.35
-LOGISTIC_X0 = 11.25
-LOW_LIMIT, HIGH_LIMIT = 7.5, 15.0
 # What the machine took from a run's ranks (JSON, not named *.json: one report per folder).
 MACHINE_LOAD_FILE = "machine_load.txt"
 
@@ -48,24 +49,57 @@ def portable_paths(value):
     return value
 
 
-def probability_high(percent):
-    """Logistic p(high) of docs/statistics.md#classification, evaluated without overflow."""
-    z = -LOGISTIC_K * (percent - LOGISTIC_X0)
-    if z <= 0:
-        return 1.0 / (1.0 + math.exp(z))
-    e = math.exp(-z)
-    return e / (1.0 + e)
+# A small run file kept in the repository: every report carries the classification.
+SAMPLE_RUN = os.path.join(REPOSITORY, "test", "data", "slow_machine", "clean_long-0.h5.gz")
 
 
-def logistic_accuracy(truth_percent, estimate_percent):
-    """1 − |p(truth) − p(estimate)|: the campaigns' accuracy of an estimate."""
-    return 1.0 - abs(probability_high(truth_percent) - probability_high(estimate_percent))
+class Scoring:
+    """Tremor's class limits and its logistic p(high) (docs/statistics.md#classification), read
+    from the `classification` block of a report (`tremor analyze --json`), so the campaigns class
+    and score a truth exactly as Tremor classes its estimate."""
 
+    def __init__(self, classification):
+        self.medium_from = float(classification["medium_from_percent"])
+        self.high_above = float(classification["high_above_percent"])
+        self.steepness = float(classification["logistic_steepness"])
+        self.midpoint = float(classification["logistic_midpoint_percent"])
 
-def interference_class(percent):
-    if percent < LOW_LIMIT:
-        return "low"
-    return "high" if percent > HIGH_LIMIT else "medium"
+    @classmethod
+    def of_report(cls, report):
+        if "classification" not in report:
+            raise RuntimeError("the report has no classification block: analyse with this build's tremor")
+        return cls(report["classification"])
+
+    @classmethod
+    def of_tremor(cls, tremor):
+        """From `tremor analyze --json` of SAMPLE_RUN, for scripts that score tables without a report."""
+        with tempfile.TemporaryDirectory(prefix="tremor-scoring-") as folder:
+            path = os.path.join(folder, "run.h5")
+            with gzip.open(SAMPLE_RUN) as packed, open(path, "wb") as unpacked:
+                shutil.copyfileobj(packed, unpacked)
+            printed = subprocess.run([tremor, "analyze", "--json", path], capture_output=True, text=True,
+                                     check=True).stdout
+        return cls.of_report(json.loads(printed))
+
+    def __eq__(self, other):
+        return isinstance(other, Scoring) and vars(self) == vars(other)
+
+    def probability_high(self, percent):
+        """Logistic p(high), evaluated without overflow."""
+        z = -self.steepness * (percent - self.midpoint)
+        if z <= 0:
+            return 1.0 / (1.0 + math.exp(z))
+        e = math.exp(-z)
+        return e / (1.0 + e)
+
+    def accuracy(self, truth_percent, estimate_percent):
+        """1 − |p(truth) − p(estimate)|: the campaigns' accuracy of an estimate."""
+        return 1.0 - abs(self.probability_high(truth_percent) - self.probability_high(estimate_percent))
+
+    def interference_class(self, percent):
+        if percent < self.medium_from:
+            return "low"
+        return "high" if percent > self.high_above else "medium"
 
 
 def run_under_launcher(launcher, ranks, preload, command, env_extra, output_dir, timeout_s):

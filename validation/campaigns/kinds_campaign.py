@@ -58,7 +58,7 @@ independent measure check_campaign.py's busy-machine rule rests on.
 usage: kinds_campaign.py --build BUILD_DIR [--kinds k1,k2] [--runs N] [--seed S] [--output DIR] [--plot]
        [--workload NAME=COMMAND --flavour mpich|openmpi --np N [--launcher CMD]]
 With --workload, a real application replaces the demo (see
-scripts/campaigns/README.md, "Real applications from Debian"); kinds that
+validation/campaigns/README.md, "Real applications from Debian"); kinds that
 change the demo's arguments are skipped, windows are placed at 30-65 % of its
 first clean run, delays scale with that run's mean segment time (APP_DELAYS),
 and the wall-clock reference is its clean runs.
@@ -128,7 +128,7 @@ def reference_times(rows, row):
     return [r["run_time_s"] for r in rows if r["kind"] in references and r["workload"] == row["workload"]]
 
 
-def exact_estimate_accuracies(rows, row):
+def exact_estimate_accuracies(rows, row, scoring):
     """A wall-clock truth takes the clean runs' median as this run's own clean
     time, but clean runs differ among themselves. If this run's clean time had
     been that of clean run j, an estimate exact for the run would read the
@@ -140,7 +140,7 @@ def exact_estimate_accuracies(rows, row):
         return []
     median = float(np.median(times))
     truth = row["truth_percent"]
-    return [common.logistic_accuracy(truth, truth - 100.0 * (time - median) / row["run_time_s"]) for time in times]
+    return [scoring.accuracy(truth, truth - 100.0 * (time - median) / row["run_time_s"]) for time in times]
 
 
 def add_wall_clock(rows):
@@ -230,7 +230,8 @@ def run_once(setup, kind, run, work):
 
 
 def analysed_row(setup, kind, run, path):
-    """The row of one run file: its truth and `tremor analyze`'s figures."""
+    """The row of one run file: its truth and `tremor analyze`'s figures. The first
+    report's class limits and logistic score the campaign (setup["scoring"])."""
     with h5py.File(path, "r") as h5:
         critical_s, largest_s = injected_truth.critical_path(h5)
         truth = 100.0 * critical_s / float(h5.attrs["run_time_s"])
@@ -243,6 +244,7 @@ def analysed_row(setup, kind, run, path):
     report = json.loads(subprocess.run([setup["tremor"], "analyze", "--json", path], capture_output=True, text=True,
                                        check=True).stdout)
     low, high = report["lost_percent_ci"]
+    scoring = setup.setdefault("scoring", common.Scoring.of_report(report))
     lost_parts = ((report.get("diagnosis") or {}).get("components") or {}).get("lost") or {}
     return {"lost_compute_percent": lost_parts.get("compute", ""), "lost_mpi_percent": lost_parts.get("mpi", ""),
             "lost_io_percent": lost_parts.get("io", ""),
@@ -253,7 +255,7 @@ def analysed_row(setup, kind, run, path):
             "primary_percent": report["lost_percent"], "primary_ci_low": low, "primary_ci_high": high,
             "mad4_percent": report["paper_mad4_percent"], "run_time_s": report["run_time_s"],
             "intrinsic_run_time_s": report["intrinsic_run_time_s"], "class": report["class"],
-            "truth_class": common.interference_class(truth),
+            "truth_class": scoring.interference_class(truth),
             "machine_percent": common.read_machine_load(os.path.dirname(path), report["run_time_s"])}
 
 
@@ -272,7 +274,7 @@ def intrinsic_text(mine):
     return f"{np.median(values):+.2f} / {values[np.argmax(abs(values))]:+.2f}"
 
 
-def with_run_queue_text(mine):
+def with_run_queue_text(mine, scoring):
     """Accuracy against the injected truth plus the kernel's run-queue delay
     summed over ranks (an upper bound of what the machine's own processes
     cost the run: waits that overlapped count twice). Not for wall-clock
@@ -284,22 +286,22 @@ def with_run_queue_text(mine):
              if r["run_queue_percent"] != "" and not r.get("taking_turns")]
     if not pairs:
         return "-"
-    accuracy = [common.logistic_accuracy(t, p) for t, p in pairs]
+    accuracy = [scoring.accuracy(t, p) for t, p in pairs]
     return f"{np.median(accuracy):.3f} / {min(accuracy):.3f}"
 
 
-def ceiling_text(rows, mine):
+def ceiling_text(rows, mine, scoring):
     """Median and 10 % quantile over (run, clean run) pairs of
     exact_estimate_accuracies; '-' where the truth is injected."""
     if mine[0]["kind"] not in CONTENDED:
         return "-"
-    values = [a for row in mine for a in exact_estimate_accuracies(rows, row)]
+    values = [a for row in mine for a in exact_estimate_accuracies(rows, row, scoring)]
     if not values:
         return "-"
     return f"{np.median(values):.3f} / {np.quantile(values, 0.1):.3f}"
 
 
-def summarize(rows):
+def summarize(rows, scoring):
     lines = ["| workload | kind | runs | median truth % | median wall-clock % | median primary % | "
              "median abs(primary - truth) pp | median abs(primary - wall) pp | "
              "median 4·MAD % | median abs(4·MAD - truth) pp | median accuracy (primary) | min accuracy (primary) | "
@@ -316,12 +318,12 @@ def summarize(rows):
         wall_primary = np.array([r["primary_percent"] for r in mine if r["wall_percent"] != ""])
         wall_text = f"{np.median(wall):.2f}" if walls else "-"
         wall_error = f"{np.median(abs(wall_primary - wall)):.2f}" if walls else "-"
-        accuracy = np.array([common.logistic_accuracy(t, p) for t, p in zip(truth, primary)])
+        accuracy = np.array([scoring.accuracy(t, p) for t, p in zip(truth, primary)])
         lines.append(f"| {workload} | {kind} | {len(mine)} | {np.median(truth):.2f} | {wall_text} | {np.median(primary):.2f} | "
                      f"{np.median(abs(primary - truth)):.2f} | {wall_error} | {np.median(mad4):.2f} | "
                      f"{np.median(abs(mad4 - truth)):.2f} | {np.median(accuracy):.3f} | {accuracy.min():.3f} | "
-                     f"{ceiling_text(rows, mine)} | {median_text(r['run_queue_percent'] for r in mine)} | "
-                     f"{with_run_queue_text(mine)} | {intrinsic_text(mine)} |")
+                     f"{ceiling_text(rows, mine, scoring)} | {median_text(r['run_queue_percent'] for r in mine)} | "
+                     f"{with_run_queue_text(mine, scoring)} | {intrinsic_text(mine)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -398,7 +400,7 @@ def main():
     os.makedirs(args.output, exist_ok=True)
     if args.reanalyse:
         rows = reanalysed_rows(setup, kinds, args.runs, args.reanalyse)
-        finish(rows, args)
+        finish(rows, args, setup["scoring"])
         return
     work = os.path.abspath(args.keep) if args.keep else tempfile.mkdtemp(prefix="tremor-kinds-")
     os.makedirs(work, exist_ok=True)
@@ -419,7 +421,7 @@ def main():
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    finish(rows, args)
+    finish(rows, args, setup["scoring"])
 
 
 def reanalysed_rows(setup, kinds, runs, kept):
@@ -435,11 +437,11 @@ def reanalysed_rows(setup, kinds, runs, kept):
     return rows
 
 
-def finish(rows, args):
+def finish(rows, args, scoring):
     """Wall clock, runs.csv, summary.md (printed) and the plot."""
     add_wall_clock(rows)
     common.write_csv(os.path.join(args.output, "runs.csv"), rows, COLUMNS)
-    summary = summarize(rows)
+    summary = summarize(rows, scoring)
     with open(os.path.join(args.output, "summary.md"), "w") as handle:
         handle.write(summary)
     if args.plot:

@@ -8,7 +8,7 @@
 # and says so). Writes validation/heldout/<workload>/runs.csv, summary.md and
 # kinds.png, and refreshes the tables of docs/accuracy.md.
 #
-# usage: scripts/campaigns/heldout.sh [--tag model-freeze-1] [--runs 3] [--seed 1000]
+# usage: validation/campaigns/heldout.sh [--tag model-freeze-1] [--runs 3] [--seed 1000]
 #                                     [--keep DIR] [--wait-min 60]
 # Needs build-mpich and build-openmpi (scripts/build.sh) built from the tag,
 # and pw.x (Debian: apt-get install quantum-espresso quantum-espresso-data).
@@ -52,7 +52,7 @@ wait_until_quiet() {  # load average below 0.5 and no compiler, for at most wait
 }
 
 # The deck's pseudopotential comes from Debian's quantum-espresso-data.
-upf=scripts/campaigns/apps/qe_si/Si.pz-vbc.UPF
+upf=validation/campaigns/apps/qe_si/Si.pz-vbc.UPF
 if [ ! -f "$upf" ]; then
   packed=/usr/share/doc/quantum-espresso/examples/EPW/sic/pp/Si.pz-vbc.UPF.gz
   [ -f "$packed" ] || { echo "heldout.sh: $packed not found (apt-get install quantum-espresso-data)" >&2; exit 2; }
@@ -61,16 +61,16 @@ fi
 
 kinds=clean,checkpoint,sparse,most_p0.5,most_p0.9,window,slow_rank,io_only,io_clean,clean_long,contended,contended_window
 app_kinds=clean,sparse,most_p0.5,most_p0.9,window,slow_rank,io_only,contended,contended_window
-apps=$top/scripts/campaigns/apps
+apps=$top/validation/campaigns/apps
 keep_args() { [ -n "$keep" ] && echo "--keep $keep/$1" || true; }
 
 wait_until_quiet
-/usr/bin/python3 scripts/campaigns/kinds_campaign.py --build build-mpich --runs "$runs" --seed "$seed" --plot \
+/usr/bin/python3 validation/campaigns/kinds_campaign.py --build build-mpich --runs "$runs" --seed "$seed" --plot \
   --kinds "$kinds" --output validation/heldout/demo $(keep_args demo)
 wait_until_quiet
-/usr/bin/python3 scripts/campaigns/kinds_campaign.py --build build-openmpi --flavour openmpi --np 2 --runs "$runs" \
+/usr/bin/python3 validation/campaigns/kinds_campaign.py --build build-openmpi --flavour openmpi --np 2 --runs "$runs" \
   --seed "$seed" --plot --kinds "$app_kinds" --output validation/heldout/quantum-espresso $(keep_args qe) \
   --workload "quantum-espresso=$apps/run-in-deck.sh $apps/qe_si env OMP_NUM_THREADS=1 pw.x -in si.scf.in"
 echo "recorded from $(git rev-parse --short "$tag") ($tag) on $(date -u +%F)" > validation/heldout/README.md
-/usr/bin/python3 scripts/campaigns/accuracy_tables.py --update docs/accuracy.md >/dev/null
+/usr/bin/python3 validation/campaigns/accuracy_tables.py --update docs/accuracy.md >/dev/null
 echo "held-out tables: validation/heldout/; docs/accuracy.md updated"

@@ -29,7 +29,8 @@ not line up with the level. Per run it records:
   `injected_largest_percent` is the upper bound that counts every delay of
   the most delayed rank per segment;
 - estimated interference: `interference_percent` of the run's own JSON report;
-- p = logistic(x; k = 0.35, x0 = 11.25) of measured and estimated,
+- p = Tremor's logistic p(high) of measured and estimated (its slope and
+  centre, and the class limits, from the reports' `classification`),
   accuracy = 1 − |p_measured − p_estimated|, |Δ pp| = |measured − estimated|
   in percentage points, and whether both fall in the same class; the same
   accuracy against the injected critical path is kept as a second view
@@ -186,7 +187,7 @@ def run_once(args, workload, out_dir, level, probability, seed, mean, sd):
             "estimate_class": report.get("class") or "none", "segments": report.get("segments"),
             "usable_segments": report.get("usable_segments"), "counter_source": report.get("counter_source"),
             "usable_time_percent": report.get("usable_time_percent"), "boundary_rate_hz": report.get("boundary_rate_hz"),
-            "h5_file": h5_path, "_durations": durations,
+            "h5_file": h5_path, "_durations": durations, "_scoring": common.Scoring.of_report(report),
             "machine_percent": common.read_machine_load(out_dir, run_time)}
 
 
@@ -199,6 +200,7 @@ def eligible_calls(args, workload, out_dir):
 
 def add_measured(rows):
     """Measured interference against the workload's fastest run (see the header)."""
+    scoring = rows[0]["_scoring"]
     fastest = min(rows, key=lambda r: r["run_time_s"])
     reference = fastest["_durations"]
     for row in rows:
@@ -211,16 +213,16 @@ def add_measured(rows):
         row["raw_measured_percent"] = 100.0 * (t - t_min) / t
         row["median_displacement_s"] = displacement
         row["measured_percent"] = 100.0 * max(0.0, t - t_min - displacement) / t
-        row["measured_class"] = common.interference_class(row["measured_percent"])
-        row["p_measured"] = common.probability_high(row["measured_percent"])
-        row["p_injected"] = common.probability_high(row["injected_percent"])
+        row["measured_class"] = scoring.interference_class(row["measured_percent"])
+        row["p_measured"] = scoring.probability_high(row["measured_percent"])
+        row["p_injected"] = scoring.probability_high(row["injected_percent"])
         estimated = row["estimated_percent"]
         if np.isnan(estimated):
             row.update(p_estimated=float("nan"), accuracy=float("nan"), abs_delta_pp=float("nan"), same_class=False,
                        accuracy_vs_injected=float("nan"))
             continue
-        row["accuracy_vs_injected"] = 1.0 - abs(row["p_injected"] - common.probability_high(estimated))
-        row["p_estimated"] = common.probability_high(estimated)
+        row["accuracy_vs_injected"] = 1.0 - abs(row["p_injected"] - scoring.probability_high(estimated))
+        row["p_estimated"] = scoring.probability_high(estimated)
         row["accuracy"] = 1.0 - abs(row["p_measured"] - row["p_estimated"])
         row["abs_delta_pp"] = abs(row["measured_percent"] - estimated)
         row["same_class"] = row["measured_class"] == row["estimate_class"]
@@ -246,7 +248,7 @@ def summarize(rows, workloads):
     return summary
 
 
-def plot(rows, workloads, out):
+def plot(rows, workloads, out, scoring):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -256,9 +258,9 @@ def plot(rows, workloads, out):
         x = np.arange(len(mine))
         top = max([30.0] + [v for r in mine for v in (r["measured_percent"], r["estimated_percent"],
                                                        r["injected_percent"]) if np.isfinite(v)]) * 1.1
-        axis.axhspan(0, common.LOW_LIMIT, color="tab:green", alpha=0.12, label="low")
-        axis.axhspan(common.LOW_LIMIT, common.HIGH_LIMIT, color="tab:orange", alpha=0.12, label="medium")
-        axis.axhspan(common.HIGH_LIMIT, top, color="tab:red", alpha=0.12, label="high")
+        axis.axhspan(0, scoring.medium_from, color="tab:green", alpha=0.12, label="low")
+        axis.axhspan(scoring.medium_from, scoring.high_above, color="tab:orange", alpha=0.12, label="medium")
+        axis.axhspan(scoring.high_above, top, color="tab:red", alpha=0.12, label="high")
         axis.plot(x, [r["measured_percent"] for r in mine], "o-", label="measured (continuous removed)")
         axis.plot(x, [r["estimated_percent"] for r in mine], "s--", label="Tremor estimate")
         axis.plot(x, [r["injected_percent"] for r in mine], "x:", color="grey", label="injected critical path")
@@ -318,16 +320,18 @@ def main():
         add_measured(mine)
         rows += mine
     names = [w["name"] for w in workloads]
+    scoring = rows[0]["_scoring"]
     common.write_csv(os.path.join(args.output, "runs.csv"), rows, RUN_COLUMNS)
     summary = summarize(rows, names)
     common.write_csv(os.path.join(args.output, "summary.csv"), summary, SUMMARY_COLUMNS)
     common.write_markdown_table(
         os.path.join(args.output, "summary.md"), "Interference campaign: Tremor estimate vs measured", summary,
         SUMMARY_COLUMNS, [f"Seed {seed}; {args.runs} runs per workload at levels {args.levels} %; "
-                          "accuracy = 1 − |p_measured − p_estimated| (logistic k = 0.35, x0 = 11.25)."])
+                          "accuracy = 1 − |p_measured − p_estimated| "
+                          f"(logistic k = {scoring.steepness:g}, x0 = {scoring.midpoint:g})."])
     with open(os.path.join(args.output, "campaign.json"), "w") as handle:
         json.dump(common.portable_paths(plan), handle, indent=1)
-    plot(rows, names, args.output)
+    plot(rows, names, args.output, scoring)
     with open(os.path.join(args.output, "summary.md")) as handle:
         print(handle.read())
 
