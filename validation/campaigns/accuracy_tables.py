@@ -12,7 +12,8 @@ wall-clock truth, the clean runs' median count, which their reference time
 holds; none where the ranks take turns on the CPUs: their run queue is the
 job's own, or where the count was not recorded). Tuning campaigns
 (validation/kinds/) and held-out campaigns (validation/heldout/) are
-printed apart. The logistic score is Tremor's own, read from the report of
+printed apart, and so are the clean runs of packaged applications
+(validation/clean/: no false alarms). The logistic score is Tremor's own, read from the report of
 `--tremor` (default: build-mpich's).
 
 usage: accuracy_tables.py [--root DIR] [--tremor B/estimators/tremor] [--update docs/accuracy.md]
@@ -119,6 +120,8 @@ def main():
         parser.error(f"{args.tremor}: no tremor executable (build one, or name it with --tremor)")
     scoring = common.Scoring.of_tremor(args.tremor)
     lines = section(args.root, "heldout", "Held out (recorded after the model was frozen)", scoring)
+    lines += section(args.root, "clean", "Clean runs of packaged applications (recorded after the model was frozen)",
+                     scoring)
     lines += section(args.root, "kinds", "Tuning campaigns (the latest of each kind)", scoring)
     text = "\n".join(lines).rstrip() + "\n"
     print(text)

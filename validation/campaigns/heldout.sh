@@ -6,20 +6,25 @@
 # quiet machine: before each workload it waits until the load average is
 # below 0.5 and no compiler runs (at most --wait-min minutes, then it stops
 # and says so). Writes validation/heldout/<workload>/runs.csv, summary.md and
-# kinds.png, and refreshes the tables of docs/accuracy.md.
+# kinds.png. Then the false-alarm check: --clean-runs clean runs of three more
+# packaged applications, MOCASSIN (MPICH, 2 ranks), LAMMPS (Open MPI, 2 ranks)
+# and Elk (Open MPI, 4 ranks on the 2 cores: oversubscribed), into
+# validation/clean/<workload>/. Last it refreshes the tables of docs/accuracy.md.
 #
-# usage: validation/campaigns/heldout.sh [--tag model-freeze-1] [--runs 3] [--seed 1000]
-#                                     [--keep DIR] [--wait-min 60]
+# usage: validation/campaigns/heldout.sh [--tag model-freeze-2] [--runs 3] [--seed 1000]
+#                                     [--clean-runs 5] [--keep DIR] [--wait-min 60]
 # Needs build-mpich and build-openmpi (scripts/build.sh) built from the tag,
-# and pw.x (Debian: apt-get install quantum-espresso quantum-espresso-data).
+# pw.x, mocassin, lmp and elk-lapw (Debian: quantum-espresso
+# quantum-espresso-data mocassin lammps lammps-examples elk-lapw).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-tag=model-freeze-1 runs=3 seed=1000 keep="" wait_min=60
+tag=model-freeze-2 runs=3 seed=1000 clean_runs=5 keep="" wait_min=60
 while [ $# -gt 0 ]; do
   case $1 in
     --tag) tag=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
+    --clean-runs) clean_runs=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
     --wait-min) wait_min=$2; shift 2 ;;
     *) echo "heldout.sh: unknown option $1" >&2; exit 2 ;;
@@ -32,7 +37,9 @@ git rev-parse -q --verify "refs/tags/$tag" >/dev/null || { echo "heldout.sh: no 
 if ! git diff --quiet "$tag" -- estimators/; then
   echo "heldout.sh: estimators/ differs from $tag: the model changed after its freeze" >&2; exit 2
 fi
-command -v pw.x >/dev/null || { echo "heldout.sh: pw.x not found (apt-get install quantum-espresso)" >&2; exit 2; }
+for program in pw.x mocassin lmp elk-lapw; do
+  command -v "$program" >/dev/null || { echo "heldout.sh: $program not found (see the usage above)" >&2; exit 2; }
+done
 for b in build-mpich build-openmpi; do
   [ -x "$b/estimators/tremor" ] || { echo "heldout.sh: $b is not built (scripts/build.sh ${b#build-})" >&2; exit 2; }
 done
@@ -72,5 +79,18 @@ wait_until_quiet
   --seed "$seed" --plot --kinds "$app_kinds" --output validation/heldout/quantum-espresso $(keep_args qe) \
   --workload "quantum-espresso=$apps/run-in-deck.sh $apps/qe_si env OMP_NUM_THREADS=1 pw.x -in si.scf.in"
 echo "recorded from $(git rev-parse --short "$tag") ($tag) on $(date -u +%F)" > validation/heldout/README.md
+
+# No false alarms: clean runs of three more applications, one oversubscribed.
+clean_campaign() {  # name build flavour np workload
+  wait_until_quiet
+  /usr/bin/python3 validation/campaigns/kinds_campaign.py --build "$2" --flavour "$3" --np "$4" --runs "$clean_runs" \
+    --kinds clean --output "validation/clean/$1" $(keep_args "clean-$1") --workload "$1=$5"
+}
+clean_campaign mocassin build-mpich mpich 2 "$apps/run-in-deck.sh $apps/mocassin_hii40 mocassin"
+clean_campaign lammps build-openmpi openmpi 2 \
+  "$apps/run-in-deck.sh /usr/share/lammps/examples/crack lmp -in in.crack -screen none -log none"
+clean_campaign elk-oversubscribed build-openmpi openmpi 4 \
+  "$apps/run-in-deck.sh $apps/elk_al env OMP_NUM_THREADS=1 elk-lapw"
+echo "recorded from $(git rev-parse --short "$tag") ($tag) on $(date -u +%F)" > validation/clean/README.md
 /usr/bin/python3 validation/campaigns/accuracy_tables.py --update docs/accuracy.md >/dev/null
-echo "held-out tables: validation/heldout/; docs/accuracy.md updated"
+echo "held-out tables: validation/heldout/, clean runs: validation/clean/; docs/accuracy.md updated"
