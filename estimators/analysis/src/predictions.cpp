@@ -56,6 +56,7 @@
 
 #include "analysis_internal.hpp"
 #include "detail_cells.hpp"
+#include "tremor/analysis/analysis.hpp"
 #include "tremor/estimators/bootstrap.hpp"
 #include "tremor/estimators/gev_fit.hpp"
 #include "tremor/estimators/long_run_variance.hpp"
