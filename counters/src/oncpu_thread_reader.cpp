@@ -1,7 +1,7 @@
 // The thread_oncpu source: a thread's CPU time without a system call per read.
 //
-// CLOCK_THREAD_CPUTIME_ID is a system call (0.4-1 us on the build VM, most of
-// a boundary's cost; no cap_user_time, so perf cannot extrapolate it in user
+// CLOCK_THREAD_CPUTIME_ID is a system call (most of a boundary's cost,
+// counters/README.md; without cap_user_time perf cannot extrapolate it in user
 // space either). Instead each thread opens a perf software event that only
 // records its context switches (PERF_RECORD_SWITCH, timestamped with
 // CLOCK_MONOTONIC) into a ring buffer mapped into the process. A read is then

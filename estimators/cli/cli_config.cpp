@@ -1,5 +1,5 @@
 // `tremor config`: every TREMOR_* setting with its default and meaning, from
-// the configuration table itself (and the injector's table when present).
+// the profiler's configuration table and the injector's settings table.
 // `--markdown profiler|injector|exit-codes` prints one table as the README's
 // Markdown (scripts/update-generated-docs.sh pastes it between the README's
 // markers); exit-codes is the commands' exit statuses (exit_codes.hpp).
@@ -10,10 +10,7 @@
 
 #include "commands.hpp"
 #include "tremor/config.hpp"
-#if __has_include("tremor/inject_config.hpp")
-#include "tremor/inject_config.hpp"
-#define TREMOR_HAVE_INJECT_CONFIG 1
-#endif
+#include "tremor/inject_settings.hpp"
 
 namespace tremor::cli {
 namespace {
@@ -30,7 +27,6 @@ std::vector<SettingRow> profiler_rows() {
   return rows;
 }
 
-#ifdef TREMOR_HAVE_INJECT_CONFIG
 std::vector<SettingRow> injector_rows() {
   std::vector<SettingRow> rows;
   for (const inject::SettingInfo& setting : inject::kSettings) {
@@ -38,7 +34,6 @@ std::vector<SettingRow> injector_rows() {
   }
   return rows;
 }
-#endif
 
 void print_plain(const std::vector<SettingRow>& rows) {
   for (const SettingRow& row : rows) {
@@ -86,20 +81,14 @@ void run_config(const std::string& markdown) {
     return;
   }
   if (markdown == "injector") {
-#ifdef TREMOR_HAVE_INJECT_CONFIG
     print_markdown(injector_rows());
     return;
-#else
-    throw CommandFailure("this tremor was built without the injector's settings table", Exit::usage);
-#endif
   }
   std::cout << "Profiler settings (environment variables, or NAME=VALUE lines in the file named by "
                "TREMOR_CONFIG):\n";
   print_plain(profiler_rows());
-#ifdef TREMOR_HAVE_INJECT_CONFIG
   std::cout << "\nInjector settings (libtremor-inject):\n";
   print_plain(injector_rows());
-#endif
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "synthetic_run.hpp"
 #include "tremor/environment.hpp"
 #include "tremor/analysis/analysis.hpp"
+#include "tremor/analysis/diagnosis.hpp"
 #include "tremor/estimators/intrinsic.hpp"
 #include "tremor/estimators/lost_interval.hpp"
 

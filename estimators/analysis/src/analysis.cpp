@@ -6,6 +6,8 @@
 
 #include "analysis_internal.hpp"
 #include "environment_warnings.hpp"
+#include "tremor/analysis/analysis.hpp"
+#include "tremor/analysis/diagnosis.hpp"
 #include "tremor/estimators/clustering.hpp"
 #include "tremor/estimators/interference.hpp"
 

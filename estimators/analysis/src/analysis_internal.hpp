@@ -5,7 +5,8 @@
 #include <span>
 #include <vector>
 
-#include "tremor/analysis/analysis.hpp"
+#include "tremor/analysis/run_analysis.hpp"
+#include "tremor/run_data.hpp"
 
 namespace tremor::analysis::detail {
 

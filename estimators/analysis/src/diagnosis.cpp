@@ -13,7 +13,6 @@
 #include <map>
 
 #include "detail_cells.hpp"
-#include "tremor/analysis/analysis.hpp"
 
 namespace tremor::analysis {
 namespace {

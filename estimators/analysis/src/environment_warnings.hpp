@@ -3,7 +3,7 @@
 #pragma once
 #include <vector>
 
-#include "tremor/analysis/analysis.hpp"
+#include "tremor/analysis/run_analysis.hpp"
 #include "tremor/run_data.hpp"
 
 namespace tremor::analysis {

@@ -56,6 +56,7 @@
 
 #include "analysis_internal.hpp"
 #include "detail_cells.hpp"
+#include "tremor/analysis/analysis.hpp"
 #include "tremor/estimators/bootstrap.hpp"
 #include "tremor/estimators/gev_fit.hpp"
 #include "tremor/estimators/long_run_variance.hpp"
@@ -126,9 +127,8 @@ std::vector<std::vector<est::RankSamples>> per_rank_arrivals(const RunData& run,
 
 // One extreme among K maxima is drawn into 1 − (1 − 1/K)^K ≈ 63 % of the
 // replicas, so a fit that breaks on it breaks on about that share. Smooth
-// maxima that are merely not GEV break far less often (scale campaign: ≤ 15 %
-// for Normal, lognormal and constant sleeps; ≤ 2.2 % for GEV samples,
-// docs/statistics.md#validity-and-fallback). A third separates the two.
+// maxima that are merely not GEV break far less often
+// (docs/statistics.md#validity-and-fallback). A third separates the two.
 constexpr double kFallbackShareWarning = 1.0 / 3.0;
 
 double worst_fallback_share(const est::RunTotals& totals, std::size_t factors) {

@@ -15,8 +15,7 @@
 //                   clock leaves out, and each context switch of the thread
 //                   costs ~1 us more (the kernel writes the records).
 //   thread_cputime  the thread's CPU time in ns; when no requested event works
-//                   (this VM: no PMU, PAPI_FP_INS/PAPI_TOT_INS do not exist),
-//                   or when TREMOR_COUNTERS=cputime. Where perf allows the
+//                   (e.g. a VM without a PMU), or when TREMOR_COUNTERS=cputime. Where perf allows the
 //                   context-switch records and the node is not oversubscribed,
 //                   CLOCK_THREAD_CPUTIME_ID (a system call) is read at most
 //                   once per clock_read_period_ns and thread_oncpu's
@@ -38,10 +37,8 @@
 //   Only one PAPI source should be read at a time: reading a different one on
 //   a thread rebuilds that thread's event set (values stay monotonic).
 //
-// Cost per read on the 2-core KVM build machine (bench_counters, CPU time,
-// see counters/README.md): CLOCK_MONOTONIC 28 ns (reference),
-// CLOCK_THREAD_CPUTIME_ID 628 ns, PAPI_read of an SDE counter 24 ns, PAPI_read
-// of perf::TASK-CLOCK 1068 ns; read() adds at most a few ns to the raw call.
+// Cost per read of each source: counters/README.md (bench_counters); read()
+// adds at most a few ns to the raw call.
 //
 // Caveat of both CPU-time fallbacks: it ignores time the thread is
 // descheduled (CPU contention shows as longer segments, not as more work), but

@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "tremor/analysis/analysis.hpp"
+#include "tremor/analysis/run_analysis.hpp"
 
 namespace tremor::analysis::detail {
 

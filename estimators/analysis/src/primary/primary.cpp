@@ -62,10 +62,10 @@ void apply_work_covariate(const std::vector<std::vector<double>>& work, std::spa
 }
 
 // Ranks that take turns on a node's CPUs: the scheduler's interleaving adds
-// to every segment a term as large as the delays (a segment of 0.02 ms of
-// work lasts 2 to 9 ms in clean runs), so the durations identify no delay
-// and their slab is empty: only the measured evidence is charged. A group's
-// intrinsic time is then its mean, jitter and interleaving included.
+// to every segment a term as large as the delays
+// (docs/statistics-primary.md, "Crowded nodes"), so the durations identify
+// no delay and their slab is empty: only the measured evidence is charged.
+// A group's intrinsic time is then its mean, jitter and interleaving included.
 void interleaving_only(std::span<const std::span<const double>> durations, est::IntrinsicEstimate& estimate) {
   for (std::vector<double>& lost : estimate.lost) std::fill(lost.begin(), lost.end(), 0.0);
   for (std::vector<double>& probability : estimate.probability) std::fill(probability.begin(), probability.end(), 0.0);

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tremor/analysis/analysis.hpp"
+#include "tremor/analysis/run_analysis.hpp"
 #include "tremor/run_data.hpp"
 
 namespace tremor::analysis::detail {

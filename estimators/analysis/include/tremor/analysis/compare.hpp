@@ -102,10 +102,10 @@ struct Comparison {
 
 // The lost-time intervals only cover the uncertainty within each run; the
 // intrinsic run time of repeated clean runs of the same binary on the same
-// machine also varies from run to run (clock, placement, caches): identical
-// 1 s bsp_demo runs on a shared 2-core test machine differed by up to 6 %.
-// Intrinsic changes within this tolerance are not called a difference
-// (--tolerance sets it; lower it on quiet, pinned machines).
+// machine also varies from run to run (clock, placement, caches;
+// docs/report.md, "tremor compare"). Intrinsic changes within this tolerance
+// are not called a difference (--tolerance sets it; lower it on quiet,
+// pinned machines).
 inline constexpr double kDefaultIntrinsicTolerancePercent = 5.0;
 
 // Needs at least two runs, each with run and analysis set.
