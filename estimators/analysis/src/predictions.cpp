@@ -28,6 +28,13 @@
 // the prediction interval for one run: they hold both the uncertainty of the
 // fit and the run-to-run spread of the sum of segment maxima.
 //
+// The collective's latency. A segment's maximum holds its closing collective
+// at the base size's latency, which a tree collective over f·P processes
+// exceeds: each segment adds the growth of estimators/collective_latency
+// (α·(⌈log2 fP⌉ − ⌈log2 P⌉), α the low end of the least waits of the run's
+// segments closing with the group's call over ⌈log2 P⌉), bootstrapped from
+// those least waits in both intervals.
+//
 // Dependence. Both treat a run's segments as independent. On a shared machine
 // slow periods last several segments, so segment times are positively
 // autocorrelated and the variance of their sum is several times the iid
@@ -57,6 +64,7 @@
 #include "analysis_internal.hpp"
 #include "detail_cells.hpp"
 #include "tremor/estimators/bootstrap.hpp"
+#include "tremor/estimators/collective_latency.hpp"
 #include "tremor/estimators/gev_fit.hpp"
 #include "tremor/estimators/long_run_variance.hpp"
 #include "tremor/estimators/order_statistics.hpp"
@@ -66,7 +74,7 @@ namespace {
 
 namespace est = tremor::estimators;
 
-enum Stream : std::uint64_t { kNonparametric = 1, kPwm = 2, kMom = 3, kInterNode = 4, kIntraNode = 5 };
+enum Stream : std::uint64_t { kNonparametric = 1, kPwm = 2, kMom = 3, kInterNode = 4, kIntraNode = 5, kLatency = 6 };
 
 GevSummary summarize_fit(const est::GevFit& fit) {
   GevSummary summary;
@@ -206,6 +214,30 @@ void add_total(RunAnalysis& analysis, const std::string& method, const est::RunT
   }
 }
 
+// The least waits of all segments, per closing call.
+std::map<std::uint16_t, std::vector<double>> least_waits_by_call(const SegmentTable& segments) {
+  std::map<std::uint16_t, std::vector<double>> waits;
+  const std::size_t count = std::min(segments.late_wait_s.size(), segments.closing_call.size());
+  for (std::size_t s = 0; s < count; ++s) waits[segments.closing_call[s]].push_back(segments.late_wait_s[s]);
+  return waits;
+}
+
+// The closing call most of the members end with (the smallest index on a tie).
+std::uint16_t most_frequent_call(const SegmentTable& segments, const std::vector<std::size_t>& members) {
+  std::map<std::uint16_t, std::size_t> counts;
+  for (const std::size_t s : members)
+    if (s < segments.closing_call.size()) ++counts[segments.closing_call[s]];
+  std::uint16_t best = 0;
+  std::size_t most = 0;
+  for (const auto& [call, n] : counts) {
+    if (n > most) {
+      best = call;
+      most = n;
+    }
+  }
+  return best;
+}
+
 // Per usable group, what the headline rule reads.
 struct GroupFacts {
   double time_s = 0.0;
@@ -282,6 +314,17 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
   if (all_segments > 0.0 && analysis.run_time_s > 0.0) calibration.scale = analysis.run_time_s / all_segments;
   std::vector<double> group_late_wait;  // per usable group, median wait of the late rank
   std::vector<GroupFacts> facts;        // per usable group
+  // Per usable group, the least waits of every segment of the run that closes
+  // with the group's collective (its most frequent closing call): the
+  // collective's cost is the call's, and more segments give a cleaner low end.
+  const std::map<std::uint16_t, std::vector<double>> call_waits = least_waits_by_call(run.segments);
+  std::vector<std::vector<double>> group_least_waits;
+  std::vector<std::size_t> group_index;  // per usable group, its index in analysis.groups
+  // Per usable group: replicas of the per-segment growth of the collective's latency.
+  const auto latency_growth = [&](std::size_t usable, std::size_t count) {
+    auto engine = engine_for(parameters.seed, group_index[usable] * 8 + kLatency);
+    return est::collective_latency_growth_replicas(group_least_waits[usable], world_size, factors, count, engine);
+  };
   std::vector<WarningCase> disagreements;
   double disagreeing_time = 0.0, assessed_time = 0.0;
   for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
@@ -295,6 +338,10 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
       if (segment < run.segments.late_wait_s.size()) late_waits.push_back(run.segments.late_wait_s[segment]);
     }
     group_late_wait.push_back(late_waits.empty() ? 0.0 : est::median(late_waits));
+    const auto call = call_waits.find(most_frequent_call(run.segments, group.members));
+    group_least_waits.push_back(
+        call == call_waits.end() ? std::vector<double>{} : quantile_subsample(call->second, kMaxBootstrapSample));
+    group_index.push_back(g);
     const est::FallbackFit fits = est::fit_with_fallback(maxima);
     group.pwm = summarize_fit(fits.pwm);
     group.mom = summarize_fit(fits.mom);
@@ -315,6 +362,8 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
     pwm.add(est::parametric_replicas(sample, factors, est::FitMethod::pwm, replicas, segments, engine));
     engine = engine_for(parameters.seed, g * 8 + kMom);
     mom.add(est::parametric_replicas(sample, factors, est::FitMethod::mom, replicas, segments, engine));
+    const std::vector<std::vector<double>> growth = latency_growth(facts.size() - 1, replicas);
+    for (est::RunTotals* totals : {&nonparametric, &pwm, &mom}) totals->add_per_segment(segments, growth);
   }
   if (!disagreements.empty()) {
     std::string summary =
@@ -359,9 +408,11 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
         if (!analysis.groups[g].usable) continue;
         const bool by_node = partition == est::RankPartition::node;
         auto engine = engine_for(parameters.seed, g * 8 + (by_node ? kInterNode : kIntraNode));
+        const std::size_t segments = analysis.groups[g].members.size();
         totals.add(est::partitioned_replicas(arrivals[usable_index], rank_factors, est::FitMethod::pwm, partition,
-                                             per_partition, analysis.groups[g].members.size(), engine),
+                                             per_partition, segments, engine),
                    group_late_wait[usable_index]);
+        totals.add_per_segment(segments, latency_growth(usable_index, totals.replicas()));
         ++usable_index;
       }
       add_total(analysis, method, totals, calibration, world_size, vif, cases);
