@@ -1,6 +1,7 @@
 // What changes with the process count beyond more maxima per segment: the
 // closing collective's latency, constructed to grow as log2 P (the truth the
-// prediction must find).
+// prediction must find), and the headline's choice of method on a sample
+// whose PWM fit is valid although many of its bootstrap replicas break.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
@@ -86,4 +87,51 @@ TEST_CASE("a collective whose latency grows as log2 P: the prediction adds the g
       CHECK(with_growth.pi_high_s - no_growth.pi_high_s == Approx(growth).epsilon(0.1));
     }
   }
+}
+
+TEST_CASE("headline: PWM when its fit of the whole sample is valid, however many replicas fall back",
+          "[prediction][headline]") {
+  // 97 smooth maxima (Normal quantiles, 11 ms ± 0.7 ms), two fast segments
+  // (8 ms) and one long delay (38.5 ms). PWM fits the whole sample (k ≈ −0.2,
+  // every value inside the support), but the resamples that miss the fast
+  // segments or repeat the delay put values outside their own fit's support
+  // (47 % of 1000 in an independent check) and fall back.
+  const auto normal_quantile = [](double p) {  // bisection on erfc: the test's own reference
+    double low = -10.0, high = 10.0;
+    for (int i = 0; i < 200; ++i) {
+      const double middle = 0.5 * (low + high);
+      (0.5 * std::erfc(-middle / std::sqrt(2.0)) < p ? low : high) = middle;
+    }
+    return 0.5 * (low + high);
+  };
+  const auto value = [&](double p) {
+    const auto j = static_cast<std::size_t>(p * 100.0);
+    if (j < 2) return 0.008;
+    if (j == 99) return 0.0385;
+    return 0.011 + 0.0007 * normal_quantile((static_cast<double>(j - 2) + 0.5) / 97.0);
+  };
+  const RunData run = run_with(100, value, [](std::size_t) { return 1e-6; });
+  AnalysisParameters parameters = test::quick_parameters(400);
+  parameters.seed = 9;
+  const RunAnalysis analysis = analyze_run(run, parameters);
+  REQUIRE(analysis.groups.size() == 1);
+  const GroupResult& group = analysis.groups.front();
+  REQUIRE(group.pwm.usable);
+  REQUIRE(std::fabs(group.pwm.k) <= 0.5);
+  // The premise: more than a third of PWM's replicas fell back.
+  const Prediction& pwm = find(analysis, "pwm", 2.0);
+  REQUIRE(3 * pwm.replicas_failed > static_cast<std::size_t>(parameters.replicas));
+  CHECK(analysis.prediction_headline.method == "pwm");
+  CHECK_THAT(analysis.prediction_headline.reason, Catch::Contains("replicas fell back"));
+
+  // With the fast segments at 11 ms and a second delay, the whole sample
+  // breaks PWM's support (k ≈ −0.52): the headline takes the non-parametric
+  // method and says why.
+  const RunData broken = run_with(
+      100, [&](double p) { return p < 0.02 ? 0.011 : p >= 0.98 ? 0.0385 : value(p); },
+      [](std::size_t) { return 1e-6; });
+  const RunAnalysis unsupported = analyze_run(broken, parameters);
+  INFO("k " << unsupported.groups.front().pwm.k << ", usable " << unsupported.groups.front().pwm.usable);
+  CHECK(unsupported.prediction_headline.method == "nonparametric");
+  CHECK_THAT(unsupported.prediction_headline.reason, Catch::Contains("for only 0 %"));
 }
