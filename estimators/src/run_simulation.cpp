@@ -92,6 +92,24 @@ void RunTotals::add(const GroupReplicas& group, double offset) {
   started_ = true;
 }
 
+void RunTotals::add_per_segment(std::size_t segments, const std::vector<std::vector<double>>& per_segment) {
+  if (!started_ || per_segment.size() != expected_.size()) {
+    available_ = false;
+    return;
+  }
+  const auto count = static_cast<double>(segments);
+  for (std::size_t f = 0; f < expected_.size(); ++f) {
+    if (per_segment[f].size() != expected_[f].size()) {
+      available_ = false;
+      return;
+    }
+    for (std::size_t r = 0; r < expected_[f].size(); ++r) {
+      expected_[f][r] += count * per_segment[f][r];
+      one_run_[f][r] += count * per_segment[f][r];
+    }
+  }
+}
+
 std::vector<RunInterval> RunTotals::summarize(double fixed, double scale, double ci, double widening) const {
   std::vector<RunInterval> intervals;
   if (!available()) return intervals;

@@ -73,6 +73,11 @@ class RunTotals {
   /// `offset` is added to every one of the group's segments (e.g. a collective's latency).
   /// A group without replicas, or with another replica count, makes the totals unavailable.
   void add(const GroupReplicas& group, double offset = 0.0);
+  /// Adds segments·per_segment[f][r] to replica r at factor f of both the
+  /// expected and the simulated totals: a per-segment term with bootstrap
+  /// replicas of its own (the collective's latency growth). Call after the
+  /// groups; another shape makes the totals unavailable.
+  void add_per_segment(std::size_t segments, const std::vector<std::vector<double>>& per_segment);
   [[nodiscard]] bool available() const { return available_ && started_; }
   /// Replicas that fell back, summed over the groups.
   [[nodiscard]] std::size_t failed(std::size_t factor) const { return failed_[factor]; }

@@ -1,0 +1,60 @@
+#include "tremor/estimators/collective_latency.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tremor::estimators {
+
+double collective_rounds(double processes) {
+  // Process counts are integers; the rounding keeps 2^j exactly j rounds.
+  const double count = std::round(processes);
+  return count > 1.0 ? std::ceil(std::log2(count)) : 0.0;
+}
+
+double collective_latency_growth(double latency_s, double processes, double factor) {
+  const double base_rounds = collective_rounds(processes);
+  if (!(base_rounds > 0.0) || !(factor > 1.0) || !std::isfinite(latency_s)) return 0.0;
+  return latency_s * (collective_rounds(factor * processes) - base_rounds) / base_rounds;
+}
+
+namespace {
+
+// Delays only add time, so the collective's own cost is the low end of the
+// least waits (a rank descheduled inside the collective, or ranks taking
+// turns on a core, lengthen many of them); the 5 % quantile is the anchor
+// the primary estimator uses for intrinsic durations (docs/statistics-primary.md).
+constexpr double kCleanQuantile = 0.05;
+
+// Linear interpolation between order statistics (Hyndman & Fan type 7).
+double low_quantile(std::vector<double>& values) {
+  const double position = kCleanQuantile * static_cast<double>(values.size() - 1);
+  const auto below = static_cast<std::size_t>(position);
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(below), values.end());
+  const double low = values[below];
+  if (below + 1 >= values.size()) return low;
+  const double high = *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(below) + 1, values.end());
+  return low + (position - static_cast<double>(below)) * (high - low);
+}
+
+}  // namespace
+
+std::vector<std::vector<double>> collective_latency_growth_replicas(std::span<const double> least_waits,
+                                                                    double processes, std::span<const double> factors,
+                                                                    std::size_t replicas, std::mt19937_64& engine) {
+  std::vector<std::vector<double>> growth(factors.size(), std::vector<double>(replicas, 0.0));
+  std::vector<double> finite;
+  for (const double wait : least_waits)
+    if (std::isfinite(wait)) finite.push_back(std::max(0.0, wait));
+  if (finite.empty() || !(collective_rounds(processes) > 0.0)) return growth;
+  std::uniform_int_distribution<std::size_t> pick(0, finite.size() - 1);
+  std::vector<double> drawn(finite.size());
+  for (std::size_t r = 0; r < replicas; ++r) {
+    for (double& value : drawn) value = finite[pick(engine)];
+    const double latency = low_quantile(drawn);
+    for (std::size_t f = 0; f < factors.size(); ++f)
+      growth[f][r] = collective_latency_growth(latency, processes, factors[f]);
+  }
+  return growth;
+}
+
+}  // namespace tremor::estimators
