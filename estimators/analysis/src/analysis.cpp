@@ -137,10 +137,10 @@ std::vector<std::uint8_t> detect_mad4_interference(const RunData& run, RunAnalys
 
 // Both estimates, then the headline (parameters.method) with its class,
 // probability, per-segment charges and interfered segments.
-void detect_interference(const RunData& run, RunAnalysis& analysis) {
+void detect_interference(const RunData& run, const AnalysisParameters& parameters, RunAnalysis& analysis) {
   analysis.segment_mad4_impact_s.assign(analysis.segment_count, 0.0);
   const std::vector<std::uint8_t> mad4_flags = detect_mad4_interference(run, analysis);
-  const std::vector<std::uint8_t> primary_flags = detail::estimate_primary(run, analysis);
+  const std::vector<std::uint8_t> primary_flags = detail::estimate_primary(run, parameters, analysis);
   const bool mad4 = analysis.parameters.method == "mad4";
   analysis.interference_percent = mad4 ? analysis.paper_mad4_percent : analysis.primary.lost_percent;
   analysis.segment_impact_s = mad4 ? analysis.segment_mad4_impact_s : analysis.primary.segment_lost_s;
@@ -320,7 +320,7 @@ RunAnalysis analyze_run(const RunData& run, const AnalysisParameters& parameters
         }
       }
     }
-    detect_interference(run, analysis);
+    detect_interference(run, parameters, analysis);
   }
   analysis.no_estimate_reason =
       table_consistent ? no_estimate_reason(analysis) : "the segment table's columns have different lengths";
