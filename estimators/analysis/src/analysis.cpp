@@ -228,19 +228,19 @@ void add_warnings(const RunData& run, RunAnalysis& analysis) {
     warn("low_coverage", "Only " + format_number(100.0 * analysis.usable_time_fraction) +
                              " % of the run time lies in usable groups; the rest is not assessed.");
   }
-  if (run.meta.counter_source == "thread_cputime" || run.meta.counter_source == "thread_oncpu") {
+  if (measures_cpu_time(run.meta.counter_source)) {
     std::string text =
         "No hardware counters: work is measured as thread CPU time. It ignores descheduled time "
         "(CPU contention shows as longer segments) but memory-bandwidth stalls inflate it, so "
         "bandwidth interference may be under-counted.";
     const bool switch_records =
         std::ranges::find(run.meta.counter_events, "PERF_RECORD_SWITCH") != run.meta.counter_events.end();
-    if (run.meta.counter_source == "thread_cputime" && switch_records)
+    if (run.meta.counter_source == CounterKind::thread_cputime && switch_records)
       text +=
           " The thread clock is read at most every millisecond, context-switch records fill in between: "
           "in a virtual machine, steal shorter than that may count as work in one segment and is taken "
           "back from the next.";
-    if (run.meta.counter_source == "thread_oncpu")
+    if (run.meta.counter_source == CounterKind::thread_oncpu)
       text +=
           " From context-switch records (TREMOR_COUNTERS=oncpu): in a virtual machine, time the "
           "hypervisor took the CPU away (steal) counts as work too.";
@@ -298,7 +298,6 @@ RunAnalysis analyze_run(const RunData& run, const AnalysisParameters& parameters
   RunAnalysis analysis;
   analysis.parameters = parameters;
   analysis.run_time_s = run.meta.run_time_s;
-  analysis.counter_source = run.meta.counter_source;
   const SegmentTable& table = run.segments;
   const std::size_t n = table.size();
   analysis.segment_count = n;
