@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "tremor/environment_probe.hpp"
+#include "environment_probe.hpp"
 
 extern char** environ;
 

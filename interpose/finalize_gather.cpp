@@ -449,7 +449,7 @@ RunData FinalizeGather::assemble() {
   meta.mpi_flavour = TREMOR_MPI_FLAVOUR;
   meta.mpi_library_version = mpi_library_version();
   meta.world_size = size_;
-  meta.counter_source = std::string(recorder_.counter().name());
+  meta.counter_source = recorder_.counter_kind();
   meta.counter_events = recorder_.counter().events();
   meta.counter_unit = recorder_.counter().unit();
   meta.job_id = job_id();

@@ -71,6 +71,18 @@ std::string oversubscription() {
 
 WorkReading Recorder::read_work() const noexcept { return WorkReading{counter_.read(), true}; }
 
+CounterKind Recorder::counter_kind() const noexcept {
+  switch (counter_.kind()) {
+    case counters::SourceKind::papi:
+      return CounterKind::papi;
+    case counters::SourceKind::thread_cputime:
+      return CounterKind::thread_cputime;
+    case counters::SourceKind::thread_oncpu:
+      return CounterKind::thread_oncpu;
+  }
+  return CounterKind::thread_cputime;
+}
+
 WorkReading busy_since_last_read(const ThreadState& state, std::uint64_t since) noexcept {
   const double busy_ns = static_cast<double>(since) * seconds_per_tick() * 1e9;
   return WorkReading{state.last_counter + static_cast<std::uint64_t>(busy_ns), true};
@@ -412,7 +424,7 @@ void Recorder::open_spill() noexcept {
     header.tremor_version = TREMOR_VERSION;
     header.mpi_flavour = TREMOR_MPI_FLAVOUR;
     header.mpi_library_version = mpi_library_version();
-    header.counter_source = std::string(counter_.name());
+    header.counter_source = counter_kind();
     header.counter_unit = counter_.unit();
     header.counter_events = counter_.events();
     header.configuration = effective_configuration(config_);

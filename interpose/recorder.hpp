@@ -79,6 +79,8 @@ class Recorder {
   const Config& config() const noexcept { return config_; }
   const std::vector<std::string>& config_messages() const noexcept { return config_messages_; }
   const counters::CounterSource& counter() const noexcept { return counter_; }
+  // The counter's kind as the run file records it.
+  CounterKind counter_kind() const noexcept;
   SegmentStore& store() noexcept { return *store_; }
   // Tremor's private duplicate of MPI_COMM_WORLD for the end-of-run gather,
   // made at MPI_Init so that MPI_Finalize pays no collective for it

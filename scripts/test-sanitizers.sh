@@ -35,7 +35,7 @@ for pass in "${passes[@]}"; do
       configure build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O0 -g" -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g" \
         -DTREMOR_SANITIZE=address,undefined
       # Only what the selected tests run.
-      cmake --build "$top/build-asan" -j "$jobs" --target test_segments write_sample_run test_estimators \
+      cmake --build "$top/build-asan" -j "$jobs" --target test_segments test_environment_probe write_sample_run test_estimators \
         test_analysis test_lost_interval test_config test_counters test_inject_config tremor tremor_preload tremor_inject \
         bsp_demo io_app errors_app barrier_loop sde_bsp fortran_mpif fortran_usempi fortran_f08 \
         inject_workload stand_in_profiler coverage_threads_app coverage_communicators_app coverage_arguments_app \
@@ -49,7 +49,7 @@ for pass in "${passes[@]}"; do
       # 64-rank run (its point is the job's exit; 64 instrumented ranks need
       # gigabytes), UX and campaigns (shell launchers).
       (cd "$top/build-asan" && ctest --output-on-failure --timeout 600 --output-junit ctest-junit.xml \
-        -R '^(segments|estimators|analysis|config|counters|injector|integration|coverage)\.' \
+        -R '^(segments|interpose|estimators|analysis|config|counters|injector|integration|coverage)\.' \
         -E 'inert_without_mpi_init|long_run|analysis_finds_planted|analysis_quiet_run|_work_4us|many_ranks') || status=1
       "$top/scripts/print-skips.py" "$top/build-asan/ctest-junit.xml"
       ;;

@@ -24,6 +24,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 
 #include "commands.hpp"
 #include "option_values.hpp"
@@ -216,20 +217,40 @@ void register_analyze(CLI::App& app) {
   command->callback([options] { run_analyze(*options); });
 }
 
+namespace {
+
+// The range of the setting an option overrides, from the configuration table.
+RealRange setting_range(std::string_view name) {
+  const Setting* setting = find_setting(name);
+  if (!setting || !setting->range) throw std::logic_error(std::string(name) + " is not a numeric setting");
+  return {setting->range->low, setting->range->high, setting->range->low_open};
+}
+
+void add_whole_setting_option(CLI::App* command, const std::string& option, std::function<void(std::uint64_t)> store,
+                              const std::string& help, std::string_view setting) {
+  const RealRange range = setting_range(setting);
+  add_whole_option(command, option, std::move(store), help, static_cast<std::uint64_t>(range.low),
+                   static_cast<std::uint64_t>(range.high));
+}
+
+}  // namespace
+
 void add_analysis_overrides(CLI::App* command, analysis::ParameterOverrides& o) {
   add_real_option(command, "--mad-factor", [&o](double v) { o.mad_factor = v; },
-                  "Interfered above median + X * MAD (default: stored TREMOR_MAD_FACTOR)", {0.0, 100.0, true});
+                  "Interfered above median + X * MAD (default: stored TREMOR_MAD_FACTOR)",
+                  setting_range("TREMOR_MAD_FACTOR"));
   add_real_option(command, "--cluster-threshold", [&o](double v) { o.cluster_threshold = v; },
-                  "Relative work distance joining a cluster", {0.0, 10.0, true});
-  add_whole_option(
-      command, "--min-group", [&o](std::uint64_t v) { o.min_group = static_cast<int>(v); }, "Smallest usable group", 3,
-      1000000);
+                  "Relative work distance joining a cluster", setting_range("TREMOR_CLUSTER_THRESHOLD"));
+  add_whole_setting_option(
+      command, "--min-group", [&o](std::uint64_t v) { o.min_group = static_cast<int>(v); }, "Smallest usable group",
+      "TREMOR_MIN_GROUP");
   add_real_list_option(
       command, "--scales", [&o](const std::vector<double>& v) { o.scales = v; },
-      "Process-count factors of the predictions, e.g. 2,4,8", {1.0, 1e9, true}, kMaxScaleFactors);
-  add_whole_option(
-      command, "--replicas", [&o](std::uint64_t v) { o.replicas = static_cast<int>(v); }, "Bootstrap replicas", 1,
-      1000000);
+      "Process-count factors of the predictions, e.g. 2,4,8", setting_range("TREMOR_SCALES"), kMaxScaleFactors);
+  add_whole_setting_option(
+      command, "--replicas", [&o](std::uint64_t v) { o.replicas = static_cast<int>(v); }, "Bootstrap replicas",
+      "TREMOR_BOOTSTRAP_REPLICAS");
+  // TREMOR_SEED takes every unsigned 64-bit value.
   add_whole_option(
       command, "--seed", [&o](std::uint64_t v) { o.seed = v; }, "Seed of every random draw", 0,
       std::numeric_limits<std::uint64_t>::max());

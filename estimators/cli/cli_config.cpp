@@ -17,20 +17,20 @@ namespace {
 
 struct SettingRow {
   std::string_view name;
-  std::string_view default_value;
+  std::string default_value;
   std::string_view meaning;
 };
 
 std::vector<SettingRow> profiler_rows() {
   std::vector<SettingRow> rows;
-  for (const Setting& setting : settings()) rows.push_back({setting.name, setting.default_value, setting.meaning});
+  for (const Setting& setting : settings()) rows.push_back({setting.name, default_text(setting), setting.meaning});
   return rows;
 }
 
 std::vector<SettingRow> injector_rows() {
   std::vector<SettingRow> rows;
   for (const inject::SettingInfo& setting : inject::kSettings) {
-    rows.push_back({setting.name, setting.default_value, setting.meaning});
+    rows.push_back({setting.name, std::string(setting.default_value), setting.meaning});
   }
   return rows;
 }

@@ -100,6 +100,15 @@ bool plausible_dataset(hid_t dataset, const std::string& name, std::optional<hsi
 
 }  // namespace
 
+Handle uint8_enum_type(std::span<const std::string_view> names) {
+  Handle type(H5Tenum_create(H5T_NATIVE_UINT8), H5Tclose);
+  for (std::size_t i = 0; i < names.size() && type.valid(); ++i) {
+    const auto value = static_cast<std::uint8_t>(i);
+    if (H5Tenum_insert(type.get(), std::string(names[i]).c_str(), &value) < 0) type.reset();
+  }
+  return type;
+}
+
 Handle fixed_string_type(std::size_t width) {
   Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(type.get(), std::max<std::size_t>(width, 1));

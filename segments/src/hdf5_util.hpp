@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -84,6 +85,8 @@ hid_t native_type() {
 // one lives in HDF5's unchecksummed global heap, whose lengths HDF5 1.10
 // trusts, so the readers refuse variable-length strings.
 Handle fixed_string_type(std::size_t width);
+// An enum over uint8 whose member `names[i]` has the value i.
+Handle uint8_enum_type(std::span<const std::string_view> names);
 // Creates every missing group along path ("/a/b"); returns the last one.
 Handle open_or_create_group(hid_t file, std::string_view path, std::string& error);
 bool link_exists(hid_t location, const std::string& path);

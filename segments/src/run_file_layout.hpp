@@ -17,7 +17,6 @@ inline constexpr std::array kMetadataStrings = {
     std::pair{"command_line", &RunMetadata::command_line},
     std::pair{"mpi_flavour", &RunMetadata::mpi_flavour},
     std::pair{"mpi_library_version", &RunMetadata::mpi_library_version},
-    std::pair{"counter_source", &RunMetadata::counter_source},
     std::pair{"counter_unit", &RunMetadata::counter_unit},
     std::pair{"job_id", &RunMetadata::job_id},
 };
@@ -30,6 +29,14 @@ inline constexpr std::array kMetadataNumbers = {
     std::pair{"end_time_unix", &RunMetadata::end_time_unix},
     std::pair{"run_time_s", &RunMetadata::run_time_s},
 };
+// An HDF5 enum over uint8 (CounterKind's names and values) since schema 4, a
+// string before.
+inline constexpr const char* kCounterSourceAttribute = "counter_source";
+inline constexpr std::array<std::string_view, kCounterKinds.size()> kCounterKindNames = {
+    to_string(CounterKind::papi), to_string(CounterKind::thread_cputime), to_string(CounterKind::thread_oncpu)};
+static_assert(static_cast<std::size_t>(CounterKind::papi) == 0 &&
+              static_cast<std::size_t>(CounterKind::thread_cputime) == 1 &&
+              static_cast<std::size_t>(CounterKind::thread_oncpu) == 2);
 inline constexpr const char* kPartialAttribute = "partial";
 inline constexpr const char* kPartialReasonAttribute = "partial_reason";  // only when partial
 inline constexpr const char* kCounterEvents = "/counter_events";

@@ -19,6 +19,38 @@ bool fail(std::string& error, std::string message) {
   return false;
 }
 
+// Schema 4 stores the kind as an enum, converted by member name; older files
+// store its name.
+bool read_counter_source(hid_t root, CounterKind& kind, std::string& error) {
+  const std::string name = layout::kCounterSourceAttribute;
+  if (H5Aexists(root, name.c_str()) <= 0) return fail(error, "missing attribute /@" + name);
+  H5T_class_t type_class = H5T_NO_CLASS;
+  {
+    Handle attribute(H5Aopen(root, name.c_str(), H5P_DEFAULT), H5Aclose);
+    Handle file_type(attribute.valid() ? H5Aget_type(attribute.get()) : H5I_INVALID_HID, H5Tclose);
+    if (file_type.valid()) type_class = H5Tget_class(file_type.get());
+  }
+  if (type_class == H5T_STRING) {
+    std::string text;
+    if (!hdf5::read_string_attribute(root, name, text, error)) return false;
+    const std::optional<CounterKind> named = counter_kind_named(text);
+    if (!named)
+      return fail(error, "attribute /@" + name + " '" + text + "' is not papi, thread_cputime or thread_oncpu");
+    kind = *named;
+    return true;
+  }
+  if (type_class != H5T_ENUM) return fail(error, "attribute /@" + name + " is neither an enum nor a string");
+  Handle attribute(H5Aopen(root, name.c_str(), H5P_DEFAULT), H5Aclose);
+  Handle space(attribute.valid() ? H5Aget_space(attribute.get()) : H5I_INVALID_HID, H5Sclose);
+  const Handle memory_type = hdf5::uint8_enum_type(layout::kCounterKindNames);
+  std::uint8_t value = 0xff;  // a member this build does not know converts to all ones
+  if (!space.valid() || H5Sget_simple_extent_npoints(space.get()) != 1 || !memory_type.valid() ||
+      H5Aread(attribute.get(), memory_type.get(), &value) < 0 || value >= kCounterKinds.size())
+    return fail(error, "attribute /@" + name + " is not one of papi, thread_cputime or thread_oncpu");
+  kind = kCounterKinds[value];
+  return true;
+}
+
 bool read_metadata(hid_t file, RunMetadata& meta, std::string& error) {
   Handle root(H5Gopen2(file, "/", H5P_DEFAULT), H5Gclose);
   if (!root.valid()) return fail(error, "cannot open the root group");
@@ -38,6 +70,7 @@ bool read_metadata(hid_t file, RunMetadata& meta, std::string& error) {
     if (!hdf5::read_attribute(root.get(), name, H5T_NATIVE_INT32, true, &(meta.*member), error)) return false;
   for (const auto& [name, member] : layout::kMetadataNumbers)
     if (!hdf5::read_attribute(root.get(), name, H5T_NATIVE_DOUBLE, false, &(meta.*member), error)) return false;
+  if (!read_counter_source(root.get(), meta.counter_source, error)) return false;
   std::uint8_t partial = 0;
   if (!hdf5::read_attribute(root.get(), layout::kPartialAttribute, H5T_NATIVE_UINT8, true, &partial, error))
     return false;

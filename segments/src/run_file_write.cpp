@@ -30,6 +30,10 @@ bool write_metadata(hid_t file, const RunMetadata& meta, std::string& error) {
     ok = ok && hdf5::write_attribute(root.get(), name, H5T_NATIVE_INT32, &(meta.*member), error);
   for (const auto& [name, member] : layout::kMetadataNumbers)
     ok = ok && hdf5::write_attribute(root.get(), name, H5T_NATIVE_DOUBLE, &(meta.*member), error);
+  const hdf5::Handle counter_kind = hdf5::uint8_enum_type(layout::kCounterKindNames);
+  const auto counter_source = static_cast<std::uint8_t>(meta.counter_source);
+  ok = ok && counter_kind.valid() &&
+       hdf5::write_attribute(root.get(), layout::kCounterSourceAttribute, counter_kind.get(), &counter_source, error);
   const std::uint8_t partial = meta.partial ? 1 : 0;
   ok = ok && hdf5::write_attribute(root.get(), layout::kPartialAttribute, H5T_NATIVE_UINT8, &partial, error);
   if (meta.partial) {

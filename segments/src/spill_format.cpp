@@ -122,7 +122,12 @@ bool parse_text(std::string_view text, SpillHeader& h, std::string& error) {
   h.tremor_version = get("tremor_version");
   h.mpi_flavour = get("mpi_flavour");
   h.mpi_library_version = get("mpi_library_version");
-  h.counter_source = get("counter_source");
+  const std::optional<CounterKind> counter_source = counter_kind_named(get("counter_source"));
+  if (!counter_source) {
+    error = "header's counter_source '" + get("counter_source") + "' is not papi, thread_cputime or thread_oncpu";
+    return false;
+  }
+  h.counter_source = *counter_source;
   h.counter_unit = get("counter_unit");
   return true;
 }
@@ -205,7 +210,7 @@ std::vector<char> encode_spill_header(const SpillHeader& h) {
   line("tremor_version", h.tremor_version);
   line("mpi_flavour", h.mpi_flavour);
   line("mpi_library_version", h.mpi_library_version);
-  line("counter_source", h.counter_source);
+  line("counter_source", std::string(to_string(h.counter_source)));
   line("counter_unit", h.counter_unit);
   line("start_time_unix", number(h.start_time_unix));
   line("seconds_per_tick", number(h.seconds_per_tick));

@@ -39,7 +39,7 @@ inline void set_cells(RunData& run, Quantized metric, const std::function<double
 inline RunData cputime_run(const std::vector<std::size_t>& delayed, double delay_s, double work_ns = 1e7) {
   SyntheticSpec spec;
   spec.groups = {SyntheticGroup{work_ns, 0.010, 200}};
-  spec.counter_source = "thread_cputime";
+  spec.counter_source = tremor::CounterKind::thread_cputime;
   for (const std::size_t s : delayed) spec.delays.push_back({s, delay_s, 1});
   RunData run = tremor::test::synthetic_run(spec);
   run.meta.schema_version = 3;
@@ -87,7 +87,7 @@ inline void one_node(RunData& run, const char* cpus) {
 inline RunData taking_turns_run() {
   SyntheticSpec spec;
   spec.groups = {SyntheticGroup{2e6, 0.010, 200}};
-  spec.counter_source = "thread_cputime";
+  spec.counter_source = tremor::CounterKind::thread_cputime;
   spec.relative_pattern = {-0.5, -0.48, 0.4, -0.5, 1.0, -0.46, 0.2, -0.5, 0.7, -0.49};
   RunData run = tremor::test::synthetic_run(spec);
   run.meta.schema_version = 3;

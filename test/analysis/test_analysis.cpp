@@ -205,7 +205,7 @@ TEST_CASE("a node shared with another job: off-CPU time on every segment, charge
   for (std::size_t s = 0; s < 200; ++s) spec.delays.push_back({s, 0.003, 1});
   RunData run = tremor::test::synthetic_run(spec);
   run.meta.schema_version = 3;
-  run.meta.counter_source = "thread_cputime";
+  run.meta.counter_source = tremor::CounterKind::thread_cputime;
   run.segments.signature[0] = 0x5010;
   BinTable& bins = run.global_bins[tremor::index(Quantized::off_cpu_time)];
   bins = {Bin{0.0, 1, 0.0, 0.0, 0}, Bin{0.003, 1, 0.003, 0.003, 1}};
@@ -324,7 +324,7 @@ TEST_CASE("with the CPU-time counter a segment that did more work is not delayed
   // most at 10 ms, one in five 0.3-0.9 ms heavier, and as much longer.
   SyntheticSpec spec;
   spec.groups = {SyntheticGroup{1e7, 0.010, 300}};
-  spec.counter_source = "thread_cputime";
+  spec.counter_source = tremor::CounterKind::thread_cputime;
   RunData run = tremor::test::synthetic_run(spec);
   run.meta.schema_version = 3;
   run.meta.counter_unit = "ns";
@@ -442,7 +442,7 @@ TEST_CASE("runs without an estimate still give a report with the reason", "[anal
 TEST_CASE("warnings: few segments, fast boundaries, CPU-time counter", "[analysis]") {
   SyntheticSpec spec;
   spec.groups = {SyntheticGroup{1e6, 0.001, 20}};
-  spec.counter_source = "thread_cputime";
+  spec.counter_source = tremor::CounterKind::thread_cputime;
   const RunAnalysis result = analyze_run(tremor::test::synthetic_run(spec), quick_parameters(200));
   std::vector<std::string> codes;
   for (const Warning& w : result.warnings) codes.push_back(w.code);

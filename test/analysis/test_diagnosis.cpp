@@ -62,7 +62,7 @@ RunData bsp_run(std::size_t ranks, std::size_t per_node, std::size_t segments, c
   run.meta.tremor_version = "test";
   run.meta.world_size = static_cast<std::int32_t>(ranks);
   run.meta.node_count = static_cast<std::int32_t>((ranks + per_node - 1) / per_node);
-  run.meta.counter_source = "papi";
+  run.meta.counter_source = tremor::CounterKind::papi;
   run.meta.counter_unit = "instructions";
   run.meta.configuration = effective_configuration(Config{});
   run.meta.call_names = {"MPI_Allreduce"};

@@ -380,7 +380,7 @@ TEST_CASE("tremor config lists every setting with default and meaning", "[cli]")
   REQUIRE(o.status == 0);
   for (const Setting& setting : settings()) {
     CHECK_THAT(o.out,
-               Catch::Contains(std::string(setting.name) + " (default: '" + std::string(setting.default_value) + "')"));
+               Catch::Contains(std::string(setting.name) + " (default: '" + default_text(setting) + "')"));
     CHECK_THAT(o.out, Catch::Contains(std::string(setting.meaning)));
   }
 }
@@ -392,7 +392,7 @@ TEST_CASE("tremor config --markdown prints the README's settings tables", "[cli]
   CHECK(profiler.out.rfind("| variable | default | meaning |\n|---|---|---|\n", 0) == 0);
   for (const Setting& setting : settings()) {
     const std::string default_cell =
-        setting.default_value.empty() ? "*(empty)*" : "`" + std::string(setting.default_value) + "`";
+        default_text(setting).empty() ? "*(empty)*" : "`" + default_text(setting) + "`";
     CHECK_THAT(profiler.out, Catch::Contains("| `" + std::string(setting.name) + "` | " + default_cell + " | " +
                                              std::string(setting.meaning) + " |\n"));
   }

@@ -26,7 +26,7 @@ RunData run_with_work(double relative_work, bool cpu_time) {
   const double work = cpu_time ? 1e6 : 1e8;  // 1 ms of CPU time, or 10^8 instructions
   spec.groups = {SyntheticGroup{work, 0.010, 100}};
   spec.delays = {{kDelayed, kDelayS, 1}};
-  if (cpu_time) spec.counter_source = "thread_cputime";
+  if (cpu_time) spec.counter_source = tremor::CounterKind::thread_cputime;
   RunData run = tremor::test::synthetic_run(spec);
   if (cpu_time) run.meta.counter_unit = "ns";
   run.segments.work[kDelayed] = relative_work * work;

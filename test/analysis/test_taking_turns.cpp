@@ -246,7 +246,7 @@ TEST_CASE("another process beside the whole run: two ranks waiting for a CPU in 
   // durations hold the waits too: only the summed waits show the loss.
   SyntheticSpec spec;
   spec.groups = {SyntheticGroup{1e7, 0.010, 100}, SyntheticGroup{5e6, 0.005, 100}};
-  spec.counter_source = "thread_cputime";
+  spec.counter_source = tremor::CounterKind::thread_cputime;
   const auto chained = [](std::size_t s) { return s % 2 == 0; };  // the 10 ms group's segments
   for (std::size_t s = 0; s < 200; s += 2) spec.delays.push_back({s, 0.008, 1});
   RunData run = tremor::test::synthetic_run(spec);

@@ -5,7 +5,10 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
+#include <cmath>
 #include <map>
+#include <sstream>
+#include <string>
 
 #include "tremor/config.hpp"
 
@@ -28,8 +31,80 @@ TEST_CASE("defaults match the table") {
   REQUIRE(effective.size() == tremor::settings().size());
   for (std::size_t i = 0; i < effective.size(); ++i) {
     CHECK(effective[i].first == tremor::settings()[i].name);
-    CHECK(effective[i].second == tremor::settings()[i].default_value);
+    CHECK(effective[i].second == tremor::default_text(tremor::settings()[i]));
   }
+}
+
+// The typed defaults of Config are the one copy; their text must parse back to
+// the same value and lie in the setting's own range, or the default column,
+// `tremor config` and a stored configuration would say something else.
+TEST_CASE("each default's text parses back to the default and lies in its range") {
+  const std::map<std::string_view, std::string_view> expected{
+      {"TREMOR_ENABLE", "1"},          {"TREMOR_OUTPUT_DIR", "."},         {"TREMOR_COUNTERS", ""},
+      {"TREMOR_REPORT", "text"},       {"TREMOR_LOG_LEVEL", "info"},       {"TREMOR_MAD_FACTOR", "4"},
+      {"TREMOR_CLUSTER_THRESHOLD", "0.1"}, {"TREMOR_MIN_GROUP", "5"},      {"TREMOR_SCALES", "2,4,8"},
+      {"TREMOR_BOOTSTRAP_REPLICAS", "1000"}, {"TREMOR_SEED", "20260101"}, {"TREMOR_DETAIL_RANKS", "256"},
+      {"TREMOR_SPILL_INTERVAL", "1"},  {"TREMOR_FINALIZE_LIMIT", "60"}};
+  REQUIRE(tremor::settings().size() == expected.size());
+  for (const tremor::Setting& setting : tremor::settings()) {
+    INFO(setting.name);
+    REQUIRE(expected.count(setting.name) == 1);
+    const std::string text = tremor::default_text(setting);
+    CHECK(text == expected.at(setting.name));  // the documented defaults (README) stay put
+    // Parsed into a config that differs everywhere else, the text gives the default back.
+    tremor::Config other = tremor::load_config(environment({{"TREMOR_ENABLE", "0"},
+                                                            {"TREMOR_OUTPUT_DIR", "/elsewhere"},
+                                                            {"TREMOR_COUNTERS", "cputime"},
+                                                            {"TREMOR_REPORT", "none"},
+                                                            {"TREMOR_LOG_LEVEL", "trace"},
+                                                            {"TREMOR_MAD_FACTOR", "7"},
+                                                            {"TREMOR_CLUSTER_THRESHOLD", "0.5"},
+                                                            {"TREMOR_MIN_GROUP", "9"},
+                                                            {"TREMOR_SCALES", "3"},
+                                                            {"TREMOR_BOOTSTRAP_REPLICAS", "200"},
+                                                            {"TREMOR_SEED", "7"},
+                                                            {"TREMOR_DETAIL_RANKS", "3"},
+                                                            {"TREMOR_SPILL_INTERVAL", "off"},
+                                                            {"TREMOR_FINALIZE_LIMIT", "off"}}))
+                                .config;
+    REQUIRE(setting.render(other) != text);
+    CHECK_FALSE(setting.parse(text, other).has_value());
+    CHECK(setting.render(other) == text);
+    if (setting.range) {
+      std::size_t start = 0;
+      while (start <= text.size()) {  // each item of a list
+        const std::size_t comma = std::min(text.find(',', start), text.size());
+        CHECK(setting.range->contains(std::stod(text.substr(start, comma - start))));
+        start = comma + 1;
+      }
+    }
+  }
+}
+
+TEST_CASE("a numeric setting accepts its range's ends and refuses what lies beyond them") {
+  int checked = 0;
+  for (const tremor::Setting& setting : tremor::settings()) {
+    if (!setting.range) continue;
+    const tremor::ValueRange range = *setting.range;
+    INFO(setting.name);
+    const auto parses = [&](double value) {
+      std::ostringstream text;
+      text.precision(17);
+      text << value;
+      tremor::Config config;
+      return !setting.parse(text.str(), config).has_value();
+    };
+    CHECK(parses(range.high));
+    CHECK_FALSE(parses(range.high + 1));
+    CHECK(parses(range.low) != range.low_open);
+    CHECK_FALSE(parses(range.low - 1));
+    // The smallest number above an open end (a normal one: strtod refuses subnormals).
+    if (range.low_open) CHECK(parses(range.low == 0.0 ? 1e-300 : std::nextafter(range.low, range.high)));
+    ++checked;
+  }
+  CHECK(checked == 8);
+  CHECK(tremor::find_setting("TREMOR_MAD_FACTOR") == &tremor::settings()[5]);
+  CHECK(tremor::find_setting("TREMOR_NO_SUCH_SETTING") == nullptr);
 }
 
 TEST_CASE("valid values are used") {
@@ -62,7 +137,7 @@ TEST_CASE("each bad value gets one message naming it and keeps the default") {
       {"TREMOR_CLUSTER_THRESHOLD", {"0", "-0.1", "11", "inf"}},
       {"TREMOR_MIN_GROUP", {"2", "-5", "1.5", "99999999999999999999"}},
       {"TREMOR_SCALES", {"", "1", "0.5", "2,,4", "2,x", "-2"}},
-      {"TREMOR_BOOTSTRAP_REPLICAS", {"10", "1e3", "-1000"}},
+      {"TREMOR_BOOTSTRAP_REPLICAS", {"0", "1e3", "-1000", "1000001"}},
       {"TREMOR_SEED", {"-1", "1e5", "18446744073709551616", "seed"}},
       {"TREMOR_REPORT", {"TEXT", "", "html"}},
       {"TREMOR_LOG_LEVEL", {"loud", ""}},

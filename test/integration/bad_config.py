@@ -16,7 +16,7 @@ import tempfile
 from launch import add_launch_arguments, environment_without_tremor, launched_program, mpi_command, run_preloaded
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CONFIG_SOURCE = os.path.join(HERE, "..", "..", "segments", "config.cpp")
+CONFIG_SOURCE = os.path.join(HERE, "..", "..", "config", "src", "config.cpp")
 # Values no setting accepts: each must produce one message naming the variable.
 UNPARSEABLE = "@@not-a-value@@\x01"
 VALUES = ["@@garbage@@", "", "-5", "99999999999999999999999", "1e309"]

@@ -32,7 +32,7 @@ LAYERS = [
     ("injector", ["injector/"], ["injector-interface"]),
     ("estimators", ["estimators/"], []),
     ("segments", ["segments/"], []),
-    ("config", ["segments/config.cpp", "segments/include/tremor/config.hpp"], []),
+    ("config", ["config/"], []),
     ("counters", ["counters/"], []),
     ("injector-interface", ["injector/interface/"], []),
 ]

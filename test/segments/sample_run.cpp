@@ -15,7 +15,7 @@ RunData sample_run(std::size_t world_size, std::size_t segments) {
   meta.mpi_library_version = "MPICH Version: 4.0.2\nMPICH Release date: …";  // non-ASCII on purpose
   meta.world_size = static_cast<std::int32_t>(world_size);
   meta.node_count = 2;
-  meta.counter_source = "papi";
+  meta.counter_source = tremor::CounterKind::papi;
   meta.counter_events = {"PAPI_FP_INS", "sde:::Demo::work"};
   meta.counter_unit = "instructions";
   meta.job_id = "12345";

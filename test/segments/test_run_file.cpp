@@ -198,6 +198,77 @@ TEST_CASE("a schema-1 run file (before off_cpu_time) is still read, that metric 
   CHECK(run->global_bins[index(Quantized::duration)].size() > 1);
 }
 
+// Schema 4 stores the kind as an enum; files of schemas 1 to 3 store its name
+// and are still read, into the same enum.
+TEST_CASE("the counter's kind is an HDF5 enum; older files' names are read into it", "[hdf5]") {
+  TempDir dir;
+  for (const tremor::CounterKind kind : tremor::kCounterKinds) {
+    const std::string name(tremor::to_string(kind));
+    INFO(name);
+    RunData run = tremor::test::sample_run(3, 7);
+    run.meta.counter_source = kind;
+    const fs::path file = dir.path() / (name + ".h5");
+    std::string error;
+    REQUIRE(tremor::write_run(file, run, error));
+    {
+      const hid_t id = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+      REQUIRE(id >= 0);
+      const hid_t attribute = H5Aopen_by_name(id, "/", "counter_source", H5P_DEFAULT, H5P_DEFAULT);
+      const hid_t type = H5Aget_type(attribute);
+      CHECK(H5Tget_class(type) == H5T_ENUM);
+      std::uint8_t value = 0xff;
+      REQUIRE(H5Aread(attribute, H5T_NATIVE_UINT8, &value) >= 0);
+      CHECK(value == static_cast<std::uint8_t>(kind));  // the documented mapping (docs/schema.md)
+      char member[32] = {};
+      REQUIRE(H5Tenum_nameof(type, &value, member, sizeof member) >= 0);
+      CHECK(std::string(member) == name);
+      H5Tclose(type);
+      H5Aclose(attribute);
+      H5Fclose(id);
+    }
+    const auto back = tremor::read_run(file, error);
+    INFO(error);
+    REQUIRE(back);
+    CHECK(back->meta.counter_source == kind);
+
+    // The same file as schema 3 wrote it: the name as a fixed-length string.
+    const auto store_name = [&](const std::string& text) {
+      const hid_t id = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+      REQUIRE(id >= 0);
+      REQUIRE(H5Adelete(id, "counter_source") >= 0);
+      const hid_t type = H5Tcopy(H5T_C_S1);
+      H5Tset_size(type, text.size());
+      const hid_t space = H5Screate(H5S_SCALAR);
+      const hid_t attribute = H5Acreate2(id, "counter_source", type, space, H5P_DEFAULT, H5P_DEFAULT);
+      REQUIRE(H5Awrite(attribute, type, text.data()) >= 0);
+      H5Aclose(attribute);
+      H5Sclose(space);
+      H5Tclose(type);
+      H5Fclose(id);
+    };
+    store_name(name);
+    set_schema_version(file, 3);
+    const auto old = tremor::read_run(file, error);
+    INFO(error);
+    REQUIRE(old);
+    CHECK(old->meta.counter_source == kind);
+    CHECK(old->meta.schema_version == 3);
+    store_name("cputime");  // not a kind's name
+    CHECK_FALSE(tremor::read_run(file, error));
+    CHECK_THAT(error, Catch::Contains("counter_source 'cputime'"));
+  }
+  // Files written by earlier builds.
+  std::string error;
+  const auto corpus = [&](const char* name) {
+    const auto run = tremor::read_run(std::string(TREMOR_RUN_FILE_CORPUS) + "/" + name, error);
+    INFO(name << ": " << error);
+    REQUIRE(run);
+    return run->meta.counter_source;
+  };
+  CHECK(corpus("sample_run_all_groups.h5") == tremor::CounterKind::papi);
+  CHECK(corpus("bsp_demo_two_ranks.h5") == tremor::CounterKind::thread_cputime);
+}
+
 TEST_CASE("write_run never overwrites and reports unusable targets", "[hdf5]") {
   TempDir dir;
   const fs::path file = dir.path() / "run.h5";

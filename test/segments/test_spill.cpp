@@ -30,7 +30,7 @@ SpillHeader header_for(int rank, int world, std::uint64_t run_id = 42) {
   h.command_line = "./bsp_demo -n 10\n-q";  // a newline must not break the header
   h.tremor_version = "0.1.0";
   h.mpi_flavour = "mpich";
-  h.counter_source = "thread_cputime";
+  h.counter_source = tremor::CounterKind::thread_cputime;
   h.counter_unit = "ns of CPU time";
   h.counter_events = {"cputime"};
   h.configuration = {{"TREMOR_DETAIL_RANKS", "256"}, {"TREMOR_OUTPUT_DIR", "/tmp/a=b"}};
@@ -184,6 +184,10 @@ TEST_CASE("bad spill headers are refused with a reason") {
   CHECK(error.find("truncated") != std::string::npos);
   CHECK(refused(spill_bytes(header_for(3, 2), 1)));
   CHECK(error.find("outside") != std::string::npos);
+  SpillHeader unknown_counter = header_for(0, 2);  // a kind this build does not know is written as "unknown"
+  unknown_counter.counter_source = static_cast<tremor::CounterKind>(7);
+  CHECK(refused(spill_bytes(unknown_counter, 1)));
+  CHECK(error.find("counter_source 'unknown'") != std::string::npos);
 
   // Random bytes and random cuts of a good file: refused or parsed, never a crash.
   std::mt19937_64 random(7);

@@ -65,7 +65,7 @@ void analyze_synthetic(benchmark::State& state, bool cputime, bool waiting = fal
   spec.world_size = 16;
   spec.ranks_per_node = 8;
   spec.detail_ranks = 16;
-  if (cputime) spec.counter_source = "thread_cputime";
+  if (cputime) spec.counter_source = tremor::CounterKind::thread_cputime;
   tremor::RunData run = tremor::test::synthetic_run(spec);
   if (cputime) {
     run.meta.schema_version = 3;

@@ -139,10 +139,10 @@ std::vector<std::uint8_t> detect_mad4_interference(const RunData& run, RunAnalys
 
 // Both estimates, then the headline (parameters.method) with its class,
 // probability, per-segment charges and interfered segments.
-void detect_interference(const RunData& run, RunAnalysis& analysis) {
+void detect_interference(const RunData& run, const AnalysisParameters& parameters, RunAnalysis& analysis) {
   analysis.segment_mad4_impact_s.assign(analysis.segment_count, 0.0);
   const std::vector<std::uint8_t> mad4_flags = detect_mad4_interference(run, analysis);
-  const std::vector<std::uint8_t> primary_flags = detail::estimate_primary(run, analysis);
+  const std::vector<std::uint8_t> primary_flags = detail::estimate_primary(run, parameters, analysis);
   const bool mad4 = analysis.parameters.method == "mad4";
   analysis.interference_percent = mad4 ? analysis.paper_mad4_percent : analysis.primary.lost_percent;
   analysis.segment_impact_s = mad4 ? analysis.segment_mad4_impact_s : analysis.primary.segment_lost_s;
@@ -230,19 +230,19 @@ void add_warnings(const RunData& run, RunAnalysis& analysis) {
     warn("low_coverage", "Only " + format_number(100.0 * analysis.usable_time_fraction) +
                              " % of the run time lies in usable groups; the rest is not assessed.");
   }
-  if (run.meta.counter_source == "thread_cputime" || run.meta.counter_source == "thread_oncpu") {
+  if (measures_cpu_time(run.meta.counter_source)) {
     std::string text =
         "No hardware counters: work is measured as thread CPU time. It ignores descheduled time "
         "(CPU contention shows as longer segments) but memory-bandwidth stalls inflate it, so "
         "bandwidth interference may be under-counted.";
     const bool switch_records =
         std::ranges::find(run.meta.counter_events, "PERF_RECORD_SWITCH") != run.meta.counter_events.end();
-    if (run.meta.counter_source == "thread_cputime" && switch_records)
+    if (run.meta.counter_source == CounterKind::thread_cputime && switch_records)
       text +=
           " The thread clock is read at most every millisecond, context-switch records fill in between: "
           "in a virtual machine, steal shorter than that may count as work in one segment and is taken "
           "back from the next.";
-    if (run.meta.counter_source == "thread_oncpu")
+    if (run.meta.counter_source == CounterKind::thread_oncpu)
       text +=
           " From context-switch records (TREMOR_COUNTERS=oncpu): in a virtual machine, time the "
           "hypervisor took the CPU away (steal) counts as work too.";
@@ -300,7 +300,6 @@ RunAnalysis analyze_run(const RunData& run, const AnalysisParameters& parameters
   RunAnalysis analysis;
   analysis.parameters = parameters;
   analysis.run_time_s = run.meta.run_time_s;
-  analysis.counter_source = run.meta.counter_source;
   const SegmentTable& table = run.segments;
   const std::size_t n = table.size();
   analysis.segment_count = n;
@@ -322,7 +321,7 @@ RunAnalysis analyze_run(const RunData& run, const AnalysisParameters& parameters
         }
       }
     }
-    detect_interference(run, analysis);
+    detect_interference(run, parameters, analysis);
   }
   analysis.no_estimate_reason =
       table_consistent ? no_estimate_reason(analysis) : "the segment table's columns have different lengths";

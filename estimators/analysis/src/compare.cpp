@@ -180,8 +180,8 @@ void compare_nodes(const std::vector<ComparedRun>& runs, Comparison& result) {
   for (const ComparedRun& run : runs) {
     if (run.run->meta.counter_source != first.counter_source || run.run->meta.counter_unit != first.counter_unit) {
       result.node_drift_unavailable = "the runs count work differently (" + runs.front().name + ": " +
-                                      first.counter_source + ", " + run.name + ": " + run.run->meta.counter_source +
-                                      ")";
+                                      std::string(to_string(first.counter_source)) + ", " + run.name + ": " +
+                                      std::string(to_string(run.run->meta.counter_source)) + ")";
       return;
     }
   }
@@ -219,7 +219,7 @@ using HostValues = std::map<std::string, std::string>;
 std::map<std::string, HostValues> environment_fields(const RunData& run) {
   std::map<std::string, HostValues> fields;
   fields["mpi_flavour"][""] = run.meta.mpi_flavour;
-  fields["counter_source"][""] = run.meta.counter_source;
+  fields["counter_source"][""] = to_string(run.meta.counter_source);
   fields["tremor_version"][""] = run.meta.tremor_version;
   fields["command_line"][""] = run.meta.command_line;
   std::set<std::string> hosts;

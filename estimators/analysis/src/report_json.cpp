@@ -218,7 +218,8 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
       {"interference_percent", ok ? number(analysis.interference_percent) : json(nullptr)},
       {"lost_percent", ok ? number(analysis.primary.lost_percent) : json(nullptr)},
       {"lost_percent_ci",
-       ok ? json::array({number(analysis.primary.lost_percent_low), number(analysis.primary.lost_percent_high)}) : json(nullptr)},
+       ok ? json::array({number(analysis.primary.lost_percent_low), number(analysis.primary.lost_percent_high)})
+          : json(nullptr)},
       {"intrinsic_run_time_s", ok ? number(analysis.primary.intrinsic_run_time_s) : json(nullptr)},
       {"paper_mad4_percent", ok ? number(analysis.paper_mad4_percent) : json(nullptr)},
       {"primary", ok ? json{{"groups", analysis.primary.subgroups},
@@ -265,7 +266,7 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
       {"prediction_headline", headline_json(analysis)},
       {"predictions", predictions_json(analysis)},
       {"warnings", warnings_json(analysis)},
-      {"counter_source", run.meta.counter_source},
+      {"counter_source", to_string(run.meta.counter_source)},
       {"counter_unit", run.meta.counter_unit},
       {"parameters",
        {{"mad_factor", p.mad_factor},

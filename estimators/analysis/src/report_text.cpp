@@ -146,7 +146,7 @@ void header(std::ostringstream& out, const RunData& run, const RunAnalysis& anal
       analysis.run_time_s > 0.0 ? static_cast<double>(analysis.segment_count) / analysis.run_time_s : 0.0;
   wrap(out, format("Run: %.3f s, %d processes on %d node(s), %zu segments (%.1f Hz), counter: %s", analysis.run_time_s,
                    run.meta.world_size, run.meta.node_count, analysis.segment_count, rate,
-                   run.meta.counter_source.empty() ? "unknown" : run.meta.counter_source.c_str()));
+                   std::string(to_string(run.meta.counter_source)).c_str()));
   if (!file.empty()) wrap(out, "Data: " + file);
 }
 

@@ -28,7 +28,7 @@ struct SyntheticSpec {
   std::size_t detail_ranks = 4;          // <= world_size
   double overhead_s = 0.0;               // run time beyond the segments
   bool unique_exact_signatures = false;  // every segment its own signature (fallback case)
-  std::string counter_source = "papi";
+  CounterKind counter_source = CounterKind::papi;
   std::vector<double> relative_pattern;  // cycled relative deviations; empty: the 5-value default
 };
 

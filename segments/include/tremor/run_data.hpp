@@ -6,7 +6,9 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -19,8 +21,40 @@ namespace tremor {
 // still read (that metric as 0).
 // 3: every bin is one log code (/bins/<metric>/code); older files are read
 // as they are (their bins span several values).
-inline constexpr int kSchemaVersion = 3;
+// 4: /@counter_source is an HDF5 enum (CounterKind); older files store its
+// name as a string, parsed when the file is read.
+inline constexpr int kSchemaVersion = 4;
 inline constexpr int kOldestReadableSchemaVersion = 1;
+
+// The kind of the run's work counter (the recorder's counters::SourceKind):
+// a PAPI event, or the thread's CPU time read from its clock (with or without
+// context-switch records) or from context-switch records only (oncpu). The
+// values are those of the run file's enum.
+enum class CounterKind : std::uint8_t { papi = 0, thread_cputime = 1, thread_oncpu = 2 };
+inline constexpr std::array kCounterKinds{CounterKind::papi, CounterKind::thread_cputime, CounterKind::thread_oncpu};
+
+// The kind's name in the run file's enum, the spill header and the report.
+constexpr std::string_view to_string(CounterKind kind) {
+  switch (kind) {
+    case CounterKind::papi:
+      return "papi";
+    case CounterKind::thread_cputime:
+      return "thread_cputime";
+    case CounterKind::thread_oncpu:
+      return "thread_oncpu";
+  }
+  return "unknown";
+}
+
+constexpr std::optional<CounterKind> counter_kind_named(std::string_view name) {
+  for (const CounterKind kind : kCounterKinds) {
+    if (to_string(kind) == name) return kind;
+  }
+  return std::nullopt;
+}
+
+// Whether the work column is the thread's CPU time rather than a PAPI count.
+constexpr bool measures_cpu_time(CounterKind kind) { return kind != CounterKind::papi; }
 
 // One bin (docs/statistics.md#quantization): the representative is sum/count, the
 // count-weighted mean; min and max keep the extremes for the EVT layer. Since
@@ -59,7 +93,7 @@ struct RunMetadata {
   std::string mpi_library_version;  // MPI_Get_library_version
   std::int32_t world_size = 0;
   std::int32_t node_count = 0;
-  std::string counter_source;  // "papi" | "thread_oncpu" | "thread_cputime"
+  CounterKind counter_source = CounterKind::papi;
   std::vector<std::string> counter_events;
   std::string counter_unit;      // "instructions", "ns of CPU time", event unit
   std::string job_id;            // from the batch system, else ""

@@ -116,7 +116,7 @@ struct SpillHeader {
   std::string tremor_version;
   std::string mpi_flavour;
   std::string mpi_library_version;
-  std::string counter_source;
+  CounterKind counter_source = CounterKind::papi;
   std::string counter_unit;
   std::vector<std::string> counter_events;
   std::vector<std::pair<std::string, std::string>> configuration;

@@ -121,7 +121,9 @@ std::map<std::int32_t, double> pooled_latency_thresholds(const RunData& run, con
 
 }  // namespace
 
-bool work_is_cpu_time(const RunData& run) { return run.meta.counter_source != "papi" && run.meta.counter_unit == "ns"; }
+bool work_is_cpu_time(const RunData& run) {
+  return measures_cpu_time(run.meta.counter_source) && run.meta.counter_unit == "ns";
+}
 
 std::vector<double> segment_work_floors(const RunData& run) {
   const std::size_t n = run.segments.size();

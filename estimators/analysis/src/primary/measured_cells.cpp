@@ -64,7 +64,7 @@ std::array<double, 6> io_amounts(const FeatureVector& features) {
 }  // namespace
 
 bool off_cpu_measured(const RunData& run) {
-  return run.meta.schema_version >= 2 && run.meta.counter_source != "papi" && !run.detail.ranks.empty() &&
+  return run.meta.schema_version >= 2 && measures_cpu_time(run.meta.counter_source) && !run.detail.ranks.empty() &&
          run.detail.segments == run.segments.size();
 }
 

@@ -103,7 +103,8 @@ double add_slept(const SleptOnSharedCpus& slept, const RunData& run, std::vector
 
 }  // namespace
 
-std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& analysis) {
+std::vector<std::uint8_t> estimate_primary(const RunData& run, const AnalysisParameters& parameters,
+                                           RunAnalysis& analysis) {
   const std::size_t n = analysis.segment_count;
   PrimaryEstimate& out = analysis.primary;
   out.segment_lost_s.assign(n, 0.0);
@@ -111,12 +112,13 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   out.segment_delay_probability.assign(n, 0.0F);
   std::vector<std::uint8_t> interfered(n, 0);
   std::vector<std::uint8_t> split_off(n, 0);
-  const auto min_size = static_cast<std::size_t>(std::max(1, analysis.parameters.min_group));
+  const auto min_size = static_cast<std::size_t>(std::max(1, parameters.min_group));
   const bool has_work = run.segments.work.size() == run.segments.duration_s.size();
   const bool cpu_time_work = has_work && work_is_cpu_time(run);
 
   // The model's groups: stranded segments joined, recurring places and warm-up apart.
-  const std::vector<std::int64_t> membership = primary_membership(run, analysis, cpu_time_work);
+  const std::vector<std::int64_t> membership =
+      primary_membership(run, analysis, parameters.cluster_threshold, cpu_time_work);
   std::vector<PrimaryGroup> groups = split_by_previous_group(analysis, membership, min_size, split_off);
   out.warm_up_segments = set_warm_up_apart(groups);
   out.subgroups = groups.size();
@@ -301,8 +303,8 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   // taking turns have no slab to refit: their measured delays are the low
   // end, and what another process made their own turns cost (reported apart)
   // may belong to the loss as well.
-  std::mt19937_64 engine = engine_for(analysis.parameters.seed, kIntervalStream);
-  const int replicas = std::clamp(analysis.parameters.replicas, 2, kMaxIntervalReplicas);
+  std::mt19937_64 engine = engine_for(parameters.seed, kIntervalStream);
+  const int replicas = std::clamp(parameters.replicas, 2, kMaxIntervalReplicas);
   out.interval_replicas = static_cast<std::size_t>(replicas);
   const double measured_part = measured_total + slept_added;
   const double level_sd = std::sqrt(evidence.level_variance_s2 + measured_error_s2);
@@ -312,7 +314,7 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, RunAnalysis& anal
   } else {
     est::LostIntervalOptions options;
     options.replicas = replicas;
-    options.ci = analysis.parameters.ci;
+    options.ci = parameters.ci;
     interval = est::lost_interval(spans, work_given, baseline_floor, estimate, measured_part, level_sd, engine, options);
   }
   const auto percent = [&](double seconds) { return est::run_interference_percent(seconds, run_time); };

@@ -26,13 +26,14 @@ double relative_gap(double work, double low, double high) {
 // cluster of its own, too small to be used; a run recorded again, or its
 // values stored a digit coarser, may put it back. Modelled with its group it
 // is charged as its neighbours are, instead of only what was measured on it.
-std::vector<std::int64_t> primary_membership(const RunData& run, const RunAnalysis& analysis, bool heavier_joins) {
+std::vector<std::int64_t> primary_membership(const RunData& run, const RunAnalysis& analysis, double cluster_threshold,
+                                             bool heavier_joins) {
   std::vector<std::int64_t> membership(analysis.segment_group.begin(), analysis.segment_group.end());
   std::multimap<std::uint64_t, std::size_t> usable_by_signature;
   for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
     if (analysis.groups[g].usable) usable_by_signature.emplace(analysis.groups[g].signature, g);
   }
-  const double reach = kStrandedReach * analysis.parameters.cluster_threshold;
+  const double reach = kStrandedReach * cluster_threshold;
   for (std::size_t segment = 0; segment < membership.size(); ++segment) {
     const std::int64_t own = membership[segment];
     if (own < 0 || static_cast<std::size_t>(own) >= analysis.groups.size()) continue;

@@ -22,6 +22,7 @@ inline constexpr double kStrandedReach = 2.0;
 // clustering measures it), and, unless `heavier_joins`, only if its work is
 // not above that range (a heavier segment is told from a delayed one only
 // where its extra CPU time is measured and taken off).
-std::vector<std::int64_t> primary_membership(const RunData& run, const RunAnalysis& analysis, bool heavier_joins);
+std::vector<std::int64_t> primary_membership(const RunData& run, const RunAnalysis& analysis, double cluster_threshold,
+                                             bool heavier_joins);
 
 }  // namespace tremor::analysis::detail

@@ -12,13 +12,16 @@
 
 namespace tremor::analysis {
 
+// The settings' defaults are the configuration table's (tremor/config.hpp),
+// so AnalysisParameters{} analyses as the profiler does by default.
 struct AnalysisParameters {
-  double mad_factor = 4.0;
-  double cluster_threshold = 0.1;
-  int min_group = 5;
-  std::vector<double> scales{2.0, 4.0, 8.0};
-  int replicas = 1000;
-  std::uint64_t seed = 20260101;
+  double mad_factor = default_config().mad_factor;
+  double cluster_threshold = default_config().cluster_threshold;
+  int min_group = default_config().min_group;
+  std::vector<double> scales = default_config().scales;
+  int replicas = default_config().bootstrap_replicas;
+  std::uint64_t seed = default_config().seed;
+  // Not settings: the level of every interval, and the headline's method.
   double ci = 0.95;
   // The headline figure: "primary" (Tremor's intrinsic-baseline estimate) or
   // "mad4" (the paper's median + 4 MAD rule); both are always computed.

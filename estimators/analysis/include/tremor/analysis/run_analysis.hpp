@@ -105,7 +105,6 @@ struct RunAnalysis {
   AnalysisParameters parameters;
   std::size_t segment_count = 0;
   double run_time_s = 0.0;
-  std::string counter_source;
   bool estimate_possible = false;
   std::string no_estimate_reason;   // set when !estimate_possible
   bool signature_fallback = false;  // groups built from median detail-rank features

@@ -1,6 +1,6 @@
 // Reading /environment's facts from /sys, /proc, /etc and the process
-// (tremor/environment_probe.hpp).
-#include "tremor/environment_probe.hpp"
+// (environment_probe.hpp).
+#include "environment_probe.hpp"
 
 #include <elf.h>
 #include <fcntl.h>

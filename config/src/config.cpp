@@ -62,25 +62,38 @@ std::optional<std::string> parse_bool(std::string_view text, bool& out) {
   return "must be 1/0, yes/no, on/off or true/false";
 }
 
-std::optional<std::string> parse_real_in(std::string_view text, double& out, double lo, double hi, bool lo_open) {
+std::string describe(const ValueRange& range) {
+  return (range.low_open ? "(" : "[") + format_double(range.low) + ", " + format_double(range.high) + "]";
+}
+
+std::optional<std::string> parse_real_in(std::string_view text, double& out, const ValueRange& range) {
   const auto value = to_double(text);
   if (!value) return "is not a number";
-  if ((lo_open ? *value <= lo : *value < lo) || *value > hi) {
-    return "must be in " + std::string(lo_open ? "(" : "[") + format_double(lo) + ", " + format_double(hi) + "]";
-  }
+  if (!range.contains(*value)) return "must be in " + describe(range);
   out = *value;
   return std::nullopt;
 }
 
-std::optional<std::string> parse_int_in(std::string_view text, int& out, int lo, int hi) {
+std::optional<std::string> parse_int_in(std::string_view text, int& out, const ValueRange& range) {
   const auto value = to_integer<long long>(text);
   if (!value) return "is not a whole number";
-  if (*value < lo || *value > hi) {
-    return "must be between " + std::to_string(lo) + " and " + std::to_string(hi);
+  if (!range.contains(static_cast<double>(*value))) {
+    return "must be between " + std::to_string(static_cast<long long>(range.low)) + " and " +
+           std::to_string(static_cast<long long>(range.high));
   }
   out = static_cast<int>(*value);
   return std::nullopt;
 }
+
+// The valid values, each once: the parsers below and Setting::range use them.
+constexpr ValueRange kMadFactorRange{0.0, 100.0, true};
+constexpr ValueRange kClusterThresholdRange{0.0, 10.0, true};
+constexpr ValueRange kMinGroupRange{3.0, 1000000.0};
+constexpr ValueRange kScaleFactorRange{1.0, 1e9, true};
+constexpr ValueRange kReplicasRange{1.0, 1000000.0};
+constexpr ValueRange kDetailRanksRange{1.0, 65536.0};
+constexpr ValueRange kSpillIntervalRange{0.0, 86400.0};
+constexpr ValueRange kFinalizeLimitRange{0.0, 86400.0, true};
 
 std::optional<std::string> parse_scales(std::string_view text, Config& c) {
   std::vector<double> scales;
@@ -89,7 +102,7 @@ std::optional<std::string> parse_scales(std::string_view text, Config& c) {
     const auto comma = rest.find(',');
     const auto item = trim(rest.substr(0, comma));
     const auto value = to_double(item);
-    if (!value || *value <= 1.0 || *value > 1e9) return "must be a comma-separated list of factors > 1 (e.g. 2,4,8)";
+    if (!value || !kScaleFactorRange.contains(*value)) return "must be a comma-separated list of factors > 1 (e.g. 2,4,8)";
     scales.push_back(*value);
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
@@ -166,7 +179,7 @@ std::optional<std::string> parse_spill_interval(std::string_view text, Config& c
     return std::nullopt;
   }
   const auto value = to_double(text);
-  if (!value || *value < 0.0 || *value > 86400.0) return "must be seconds in [0, 86400] or off";
+  if (!value || !kSpillIntervalRange.contains(*value)) return "must be seconds in " + describe(kSpillIntervalRange) + " or off";
   c.spill_interval_s = *value;
   return std::nullopt;
 }
@@ -178,60 +191,63 @@ std::optional<std::string> parse_finalize_limit(std::string_view text, Config& c
     return std::nullopt;
   }
   const auto value = to_double(text);
-  if (!value || *value <= 0.0 || *value > 86400.0) return "must be seconds in (0, 86400] or off";
+  if (!value || !kFinalizeLimitRange.contains(*value)) return "must be seconds in " + describe(kFinalizeLimitRange) + " or off";
   c.finalize_limit_s = *value;
   return std::nullopt;
 }
 
 constexpr std::array kSettingTable{
-    Setting{"TREMOR_ENABLE", "1", "Set to 0 to load Tremor but record nothing.",
+    Setting{"TREMOR_ENABLE", "Set to 0 to load Tremor but record nothing.", std::nullopt,
             [](std::string_view t, Config& c) { return parse_bool(t, c.enabled); },
             [](const Config& c) { return std::string(c.enabled ? "1" : "0"); }},
-    Setting{"TREMOR_OUTPUT_DIR", ".", "Directory for the HDF5 file and JSON report (never overwritten).",
+    Setting{"TREMOR_OUTPUT_DIR", "Directory for the HDF5 file and JSON report (never overwritten).", std::nullopt,
             parse_output_dir, [](const Config& c) { return c.output_dir; }},
-    Setting{"TREMOR_COUNTERS", "",
+    Setting{"TREMOR_COUNTERS",
             "PAPI events tried in order for the work counter (empty: PAPI_FP_INS,PAPI_TOT_INS; 'cputime': thread CPU "
             "time, the fallback, its clock read at most once per ms with context-switch records between where perf "
             "allows; 'cputime_syscall': the same with the clock read on every call; 'oncpu': thread CPU time from "
             "context-switch records only, steal time counted). SDE events are named sde:::LIBRARY::COUNTER.",
+            std::nullopt,
             parse_counters, [](const Config& c) { return c.counters; }},
-    Setting{"TREMOR_REPORT", "text", "End-of-run report on rank 0's stderr: text, json, both or none.", parse_report,
+    Setting{"TREMOR_REPORT", "End-of-run report on rank 0's stderr: text, json, both or none.", std::nullopt,
+            parse_report,
             [](const Config& c) { return std::string(to_string(c.report)); }},
-    Setting{"TREMOR_LOG_LEVEL", "info", "Log level: off, error, warn, info (one start-up line), debug, trace.",
+    Setting{"TREMOR_LOG_LEVEL", "Log level: off, error, warn, info (one start-up line), debug, trace.", std::nullopt,
             parse_log_level, [](const Config& c) { return c.log_level; }},
-    Setting{"TREMOR_MAD_FACTOR", "4",
-            "A segment is interfered when its duration exceeds median + factor x MAD of its group.",
-            [](std::string_view t, Config& c) { return parse_real_in(t, c.mad_factor, 0.0, 100.0, true); },
+    Setting{"TREMOR_MAD_FACTOR",
+            "A segment is interfered when its duration exceeds median + factor x MAD of its group.", kMadFactorRange,
+            [](std::string_view t, Config& c) { return parse_real_in(t, c.mad_factor, kMadFactorRange); },
             [](const Config& c) { return format_double(c.mad_factor); }},
-    Setting{"TREMOR_CLUSTER_THRESHOLD", "0.1", "Relative distance below which work values join one cluster.",
-            [](std::string_view t, Config& c) { return parse_real_in(t, c.cluster_threshold, 0.0, 10.0, true); },
+    Setting{"TREMOR_CLUSTER_THRESHOLD", "Relative distance below which work values join one cluster.",
+            kClusterThresholdRange,
+            [](std::string_view t, Config& c) { return parse_real_in(t, c.cluster_threshold, kClusterThresholdRange); },
             [](const Config& c) { return format_double(c.cluster_threshold); }},
-    Setting{"TREMOR_MIN_GROUP", "5", "Groups with fewer segments are not used for estimation.",
-            [](std::string_view t, Config& c) { return parse_int_in(t, c.min_group, 3, 1000000); },
+    Setting{"TREMOR_MIN_GROUP", "Groups with fewer segments are not used for estimation.", kMinGroupRange,
+            [](std::string_view t, Config& c) { return parse_int_in(t, c.min_group, kMinGroupRange); },
             [](const Config& c) { return std::to_string(c.min_group); }},
-    Setting{"TREMOR_SCALES", "2,4,8", "Process-count factors for the run-time predictions.", parse_scales,
+    Setting{"TREMOR_SCALES", "Process-count factors for the run-time predictions.", kScaleFactorRange, parse_scales,
             render_scales},
-    Setting{"TREMOR_BOOTSTRAP_REPLICAS", "1000", "Bootstrap replicas per prediction.",
-            [](std::string_view t, Config& c) { return parse_int_in(t, c.bootstrap_replicas, 100, 1000000); },
+    Setting{"TREMOR_BOOTSTRAP_REPLICAS", "Bootstrap replicas per prediction.", kReplicasRange,
+            [](std::string_view t, Config& c) { return parse_int_in(t, c.bootstrap_replicas, kReplicasRange); },
             [](const Config& c) { return std::to_string(c.bootstrap_replicas); }},
-    Setting{"TREMOR_SEED", "20260101", "Seed of every random draw of the analysis (same seed, same report).",
+    Setting{"TREMOR_SEED", "Seed of every random draw of the analysis (same seed, same report).", std::nullopt,
             parse_seed, [](const Config& c) { return std::to_string(c.seed); }},
-    Setting{"TREMOR_DETAIL_RANKS", "256",
-            "At most this many ranks keep per-segment detail in the file (evenly spaced).",
-            [](std::string_view t, Config& c) { return parse_int_in(t, c.detail_ranks, 1, 65536); },
+    Setting{"TREMOR_DETAIL_RANKS",
+            "At most this many ranks keep per-segment detail in the file (evenly spaced).", kDetailRanksRange,
+            [](std::string_view t, Config& c) { return parse_int_in(t, c.detail_ranks, kDetailRanksRange); },
             [](const Config& c) { return std::to_string(c.detail_ranks); }},
-    Setting{"TREMOR_SPILL_INTERVAL", "1",
+    Setting{"TREMOR_SPILL_INTERVAL",
             "Seconds between appends of recorded segments to the crash-recovery spill files (0: every boundary; off: "
             "no spill).",
-            parse_spill_interval,
+            kSpillIntervalRange, parse_spill_interval,
             [](const Config& c) {
               return c.spill_interval_s < 0 ? std::string("off") : format_double(c.spill_interval_s);
             }},
-    Setting{"TREMOR_FINALIZE_LIMIT", "60",
+    Setting{"TREMOR_FINALIZE_LIMIT",
             "Seconds Tremor's end-of-run work (gather, run file, analysis) may take once every rank reached "
             "MPI_Finalize; past it Tremor stops, says so, keeps the spill files for tremor analyze --recover and lets "
             "MPI_Finalize proceed (off: no limit).",
-            parse_finalize_limit,
+            kFinalizeLimitRange, parse_finalize_limit,
             [](const Config& c) {
               return c.finalize_limit_s < 0 ? std::string("off") : format_double(c.finalize_limit_s);
             }},
@@ -311,6 +327,20 @@ void parse_config_text(std::string_view text, std::map<std::string, std::string,
 
 std::span<const Setting> settings() { return kSettingTable; }
 
+const Setting* find_setting(std::string_view name) {
+  for (const Setting& setting : kSettingTable) {
+    if (setting.name == name) return &setting;
+  }
+  return nullptr;
+}
+
+const Config& default_config() {
+  static const Config defaults;
+  return defaults;
+}
+
+std::string default_text(const Setting& setting) { return setting.render(default_config()); }
+
 std::string_view to_string(ReportFormat format) {
   switch (format) {
     case ReportFormat::text:
@@ -347,7 +377,7 @@ ConfigResult load_config(const EnvLookup& lookup) {
     if (!text) continue;
     if (auto error = setting.parse(*text, result.config)) {
       result.messages.push_back(std::string(setting.name) + "='" + printable(*text) + "' " + *error +
-                                "; using the default '" + std::string(setting.default_value) + "'");
+                                "; using the default '" + default_text(setting) + "'");
     }
   }
   return result;

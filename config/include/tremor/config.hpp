@@ -1,7 +1,9 @@
 // The one configuration table (docs/design.md#one-table-per-concept). Every TREMOR_* setting is one
-// entry: name, default, meaning and parser. Parsing, the validation messages,
-// `tremor config`, the README table and the effective configuration saved in
-// every output file all come from kSettings.
+// entry: name, meaning, valid range, parser and renderer; its default is the
+// value in a default-constructed Config, rendered. Parsing, the validation
+// messages, `tremor config`, the README table, the command-line ranges of
+// `tremor analyze` and `compare`, the analysis defaults and the effective
+// configuration saved in every output file all come from kSettings.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -20,6 +22,8 @@ enum class ReportFormat { text, json, both, none };
 // Most process-count factors TREMOR_SCALES (and --scales) may list.
 inline constexpr std::size_t kMaxScaleFactors = 32;
 
+// Each default is typed here once; the table's default column, the analysis
+// parameters' defaults (AnalysisParameters) and `tremor config` read it.
 struct Config {
   bool enabled = true;
   std::string output_dir = ".";
@@ -41,10 +45,23 @@ struct Config {
   double finalize_limit_s = 60.0;
 };
 
+// The values a numeric setting accepts (for a list, each item): [low, high],
+// or (low, high] when low_open.
+struct ValueRange {
+  double low = 0.0;
+  double high = 0.0;
+  bool low_open = false;
+  [[nodiscard]] constexpr bool contains(double value) const {
+    return (low_open ? value > low : value >= low) && value <= high;
+  }
+};
+
 struct Setting {
   std::string_view name;
-  std::string_view default_value;
   std::string_view meaning;
+  // Numeric settings only; the command-line options that override a setting
+  // take the same range.
+  std::optional<ValueRange> range;
   // Parses text into config; returns an error sentence on a bad value.
   std::optional<std::string> (*parse)(std::string_view text, Config& config);
   // Renders the value in use, for the effective configuration.
@@ -52,6 +69,12 @@ struct Setting {
 };
 
 std::span<const Setting> settings();
+// The entry named `name`; nullptr when there is none.
+const Setting* find_setting(std::string_view name);
+// The default-constructed Config, built once.
+const Config& default_config();
+// The default as text: render(default_config()).
+std::string default_text(const Setting& setting);
 
 // Looks a variable up; returns nullopt when unset. Injected so tests need no
 // real environment.
