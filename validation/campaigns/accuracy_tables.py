@@ -13,7 +13,9 @@ holds; none where the ranks take turns on the CPUs: their run queue is the
 job's own, or where the count was not recorded). Tuning campaigns
 (validation/kinds/) and held-out campaigns (validation/heldout/) are
 printed apart, and so are the clean runs of packaged applications
-(validation/clean/: no false alarms). The logistic score is Tremor's own, read from the report of
+(validation/clean/: no false alarms, one row per workload); the tuning
+campaigns are summed up in one row per workload (their run tables hold
+each run). The logistic score is Tremor's own, read from the report of
 `--tremor` (default: build-mpich's).
 
 usage: accuracy_tables.py [--root DIR] [--tremor B/estimators/tremor] [--update docs/accuracy.md]
@@ -29,6 +31,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import campaign_common as common  # noqa: E402
 
+# runs.csv's taking_turns where the ranks did not take turns on the CPUs.
+NOT_TAKING_TURNS = ("False", "0")
 # Kinds whose truth is the wall clock (kinds_campaign.CONTENDED).
 WALL_CLOCK_KINDS = ("contended", "contended_window")
 BEGIN = "<!-- BEGIN GENERATED: validation/campaigns/accuracy_tables.py -->"
@@ -50,7 +54,7 @@ def median(values):
 def machine_count(row):
     """The kernel's run-queue delay summed over ranks, % of the run; 0 where
     it does not measure the machine (ranks taking turns) or was not recorded."""
-    if row.get("taking_turns") != "False" or row.get("run_queue_percent") in ("", None):
+    if row.get("taking_turns") not in NOT_TAKING_TURNS or row.get("run_queue_percent") in ("", None):
         return 0.0
     return number(row["run_queue_percent"])
 
@@ -80,7 +84,7 @@ def table(rows, scoring):
         high = [number(r["primary_ci_high"]) for r in mine]
         covered = sum(1 for t, lo, hi in zip(truth, low, high) if lo <= t <= hi)
         banded = sum(1 for (t0, t1), lo, hi in zip(truth_bands(rows, mine), low, high) if lo <= t1 and t0 <= hi)
-        band_text = f"{banded}/{len(mine)}" if any(r.get("taking_turns") in ("True", "False") for r in mine) else "-"
+        band_text = f"{banded}/{len(mine)}" if any(r.get("taking_turns") not in ("", None) for r in mine) else "-"
         accuracy = [scoring.accuracy(t, e) for t, e in zip(truth, estimate)]
         recorded = ", ".join(sorted({r.get("date", "") for r in mine} - {""})) or "-"
         lines.append(f"| {kind} | {len(mine)} | {median(truth):.2f} | {median(estimate):.2f} | "
@@ -88,6 +92,54 @@ def table(rows, scoring):
                      f"{covered}/{len(mine)} | {band_text} | {median([h - lo for h, lo in zip(high, low)]):.2f} | "
                      f"{recorded} |")
     return "\n".join(lines)
+
+
+def tables(root, folder):
+    """(path, rows) of each workload's run table in validation/<folder>/, by path."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(root, "validation", folder, "*", "runs.csv"))):
+        with open(path) as handle:
+            rows = list(csv.DictReader(handle))
+        if rows:
+            found.append((path, rows))
+    return found
+
+
+def clean_section(root, folder, title):
+    """One row per workload: its clean runs' readings, classes and intervals."""
+    parts = [f"### {title}", "",
+             "| workload | runs | median estimate % | largest % | classes | interval includes 0 or lies below 1.5 % | "
+             "median run-queue delay % | run table |", "|---|---|---|---|---|---|---|---|"]
+    for path, rows in tables(root, folder):
+        estimate = [number(r["primary_percent"]) for r in rows]
+        classes = ", ".join(f"{sum(r['class'] == c for r in rows)} {c}" for c in ("low", "medium", "high")
+                            if any(r["class"] == c for r in rows))
+        honest = sum(1 for r in rows if number(r["primary_ci_low"]) <= 0.0 or number(r["primary_ci_high"]) <= 1.5)
+        queue = median([number(r.get("run_queue_percent", "")) for r in rows])
+        parts.append(f"| {rows[0]['workload']} | {len(rows)} | {median(estimate):.2f} | {max(estimate):.2f} | {classes} | "
+                     f"{honest}/{len(rows)} | {queue:.2f} | `{os.path.relpath(path, root)}` |")
+    return parts + [""]
+
+
+def tuning_section(root, folder, title, scoring):
+    """One row per workload: its kinds' median |estimate - truth| and coverage, summed up."""
+    parts = [f"### {title}", "",
+             "| workload | kinds | runs | median abs(Δ) pp (median, largest over kinds) | median accuracy | "
+             "interval coverage | recorded | run table |", "|---|---|---|---|---|---|---|---|"]
+    for path, rows in tables(root, folder):
+        errors, accuracy, covered = [], [], 0
+        kinds = list(dict.fromkeys(r["kind"] for r in rows))
+        for kind in kinds:
+            mine = [r for r in rows if r["kind"] == kind]
+            errors.append(median([abs(number(r["primary_percent"]) - number(r["truth_percent"])) for r in mine]))
+        for r in rows:
+            truth = number(r["truth_percent"])
+            accuracy.append(scoring.accuracy(truth, number(r["primary_percent"])))
+            covered += number(r["primary_ci_low"]) <= truth <= number(r["primary_ci_high"])
+        recorded = ", ".join(sorted({r.get("date", "") for r in rows} - {""})) or "-"
+        parts.append(f"| {rows[0]['workload']} | {len(kinds)} | {len(rows)} | {median(errors):.2f}, {max(errors):.2f} | "
+                     f"{median(accuracy):.3f} | {covered}/{len(rows)} | {recorded} | `{os.path.relpath(path, root)}` |")
+    return parts + [""]
 
 
 def section(root, folder, title, scoring):
@@ -120,9 +172,9 @@ def main():
         parser.error(f"{args.tremor}: no tremor executable (build one, or name it with --tremor)")
     scoring = common.Scoring.of_tremor(args.tremor)
     lines = section(args.root, "heldout", "Held out (recorded after the model was frozen)", scoring)
-    lines += section(args.root, "clean", "Clean runs of packaged applications (recorded after the model was frozen)",
-                     scoring)
-    lines += section(args.root, "kinds", "Tuning campaigns (the latest of each kind)", scoring)
+    lines += clean_section(args.root, "clean", "Clean runs of packaged applications (recorded after the model was frozen)")
+    lines += tuning_section(args.root, "kinds", "Tuning campaigns (the latest of each kind, the estimator before this model)",
+                            scoring)
     text = "\n".join(lines).rstrip() + "\n"
     print(text)
     if args.update:

@@ -48,7 +48,7 @@ wait_until_quiet() {  # load average below 0.5 and no compiler, for at most wait
   local deadline=$(( $(date +%s) + 60 * wait_min ))
   while :; do
     local load; load=$(cut -d' ' -f1 /proc/loadavg)
-    local compilers; compilers=$(pgrep -c 'cc1plus|cc1|clang' || true)
+    local compilers; compilers=$(pgrep -c -f '(^|/)(cc1plus|cc1|clang|clang++) ' || true)
     if awk -v l="$load" 'BEGIN { exit !(l < 0.5) }' && [ "$compilers" = 0 ]; then return 0; fi
     if [ "$(date +%s)" -ge "$deadline" ]; then
       echo "heldout.sh: the machine was not quiet for $wait_min min (load $load, $compilers compilers): not run" >&2

@@ -69,6 +69,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -116,7 +117,7 @@ CONTENDED = {"contended": (0.0, None), "contended_window": (0.30, 0.35)}
 COLUMNS = ["workload", "kind", "run", "truth_percent", "wall_percent", "primary_percent", "primary_ci_low", "primary_ci_high",
            "mad4_percent", "run_time_s", "intrinsic_run_time_s", "class", "truth_class", "lost_compute_percent",
            "lost_mpi_percent", "lost_io_percent", "largest_delay_percent", "run_queue_percent",
-           "intrinsic_vs_clean_percent", "machine_percent", "taking_turns"]
+           "intrinsic_vs_clean_percent", "machine_percent", "taking_turns", "date"]
 
 
 def reference_times(rows, row):
@@ -229,6 +230,12 @@ def run_once(setup, kind, run, work):
     return analysed_row(setup, kind, run, path)
 
 
+def run_file_date(path):
+    """The UTC date in a run file's name (<program>-YYYYMMDD-HHMMSS-...), as YYYY-MM-DD; '' without one."""
+    found = re.search(r"-(\d{4})(\d{2})(\d{2})-\d{6}-", os.path.basename(path))
+    return "-".join(found.groups()) if found else ""
+
+
 def analysed_row(setup, kind, run, path):
     """The row of one run file: its truth and `tremor analyze`'s figures. The first
     report's class limits and logistic score the campaign (setup["scoring"])."""
@@ -251,6 +258,7 @@ def analysed_row(setup, kind, run, path):
             "workload": setup["name"], "kind": kind, "run": run, "truth_percent": truth,
             "largest_delay_percent": largest_delay, "run_queue_percent": run_queue,
             "taking_turns": bool((report.get("primary") or {}).get("taking_turns")),
+            "date": run_file_date(path),
             "segments": report["segments"],
             "primary_percent": report["lost_percent"], "primary_ci_low": low, "primary_ci_high": high,
             "mad4_percent": report["paper_mad4_percent"], "run_time_s": report["run_time_s"],
