@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 
+#include "find_prediction.hpp"
 #include "synthetic_run.hpp"
 #include "tremor/analysis/analysis.hpp"
 
@@ -56,13 +57,6 @@ RunData run_with_maxima(const std::function<double(std::size_t group, double p)>
   return run;
 }
 
-const Prediction& find(const RunAnalysis& analysis, const std::string& method, double factor) {
-  for (const Prediction& p : analysis.predictions)
-    if (p.method == method && p.factor == factor) return p;
-  FAIL("no " << method << " prediction at factor " << factor);
-  return analysis.predictions.front();
-}
-
 AnalysisParameters parameters() {
   AnalysisParameters p;  // scales 2, 4, 8; 1000 replicas
   p.seed = 5;
@@ -86,7 +80,7 @@ TEST_CASE("PWM predictions of Gumbel maxima: the closed form, calibrated, weight
       run_variance += static_cast<double>(kSizes[g]) * scale[g] * scale[g] * kPi * kPi / 6.0;  // Gumbel: any f
     }
     expected *= kCalibration;
-    const Prediction& pwm = find(analysis, "pwm", factor);
+    const Prediction& pwm = tremor::test::find_prediction(analysis, "pwm", factor);
     INFO("factor " << factor << ": predicted " << pwm.median_s << " s, closed form " << expected << " s");
     CHECK(pwm.median_s == Approx(expected).epsilon(3e-3));
     CHECK(pwm.pi_low_s < pwm.ci_low_s);
@@ -122,7 +116,7 @@ TEST_CASE("non-parametric predictions of Normal maxima: the expected maximum of 
       run_variance += static_cast<double>(kSizes[g]) * sd[g] * sd[g] * m.variance;
     }
     expected *= kCalibration;
-    const Prediction& nonparametric = find(analysis, "nonparametric", m.factor);
+    const Prediction& nonparametric = tremor::test::find_prediction(analysis, "nonparametric", m.factor);
     INFO("factor " << m.factor << ": predicted " << nonparametric.median_s << " s, closed form " << expected << " s");
     CHECK(nonparametric.median_s == Approx(expected).epsilon(2e-3));
     // Variances add, as above.

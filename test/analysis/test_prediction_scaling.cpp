@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "find_prediction.hpp"
 #include "synthetic_run.hpp"
 #include "test_helpers.hpp"
 #include "tremor/analysis/analysis.hpp"
@@ -37,13 +38,6 @@ RunData run_with(std::size_t segments, const std::function<double(double)>& valu
   return run;
 }
 
-const Prediction& find(const RunAnalysis& analysis, const std::string& method, double factor) {
-  for (const Prediction& p : analysis.predictions)
-    if (p.method == method && p.factor == factor) return p;
-  FAIL("no " << method << " prediction at factor " << factor);
-  return analysis.predictions.front();
-}
-
 }  // namespace
 
 TEST_CASE("a collective whose latency grows as log2 P: the prediction adds the growth",
@@ -71,7 +65,7 @@ TEST_CASE("a collective whose latency grows as log2 P: the prediction adds the g
   for (const double factor : {2.0, 4.0, 8.0}) {
     const double truth = static_cast<double>(kSegments) *
                          (kLoc + kScale * (kEulerGamma + std::log(factor)) + kAlpha * std::log2(4.0 * factor));
-    const Prediction& pwm = find(analysis, "pwm", factor);
+    const Prediction& pwm = tremor::test::find_prediction(analysis, "pwm", factor);
     INFO("factor " << factor << ": predicted " << pwm.median_s << " s, truth " << truth << " s");
     CHECK(pwm.median_s == Approx(truth).epsilon(3e-3));
     CHECK(pwm.pi_low_s < truth);
@@ -79,8 +73,8 @@ TEST_CASE("a collective whose latency grows as log2 P: the prediction adds the g
     // Every method adds n·α·log2 f, and so do both intervals.
     const double growth = static_cast<double>(kSegments) * kAlpha * std::log2(factor);
     for (const std::string method : {"nonparametric", "pwm", "mom"}) {
-      const Prediction& with_growth = find(analysis, method, factor);
-      const Prediction& no_growth = find(without, method, factor);
+      const Prediction& with_growth = tremor::test::find_prediction(analysis, method, factor);
+      const Prediction& no_growth = tremor::test::find_prediction(without, method, factor);
       INFO(method);
       CHECK(with_growth.median_s - no_growth.median_s == Approx(growth).epsilon(0.05));
       CHECK(with_growth.ci_low_s - no_growth.ci_low_s == Approx(growth).epsilon(0.1));
@@ -119,7 +113,7 @@ TEST_CASE("headline: PWM when its fit of the whole sample is valid, however many
   REQUIRE(group.pwm.usable);
   REQUIRE(std::fabs(group.pwm.k) <= 0.5);
   // The premise: more than a third of PWM's replicas fell back.
-  const Prediction& pwm = find(analysis, "pwm", 2.0);
+  const Prediction& pwm = tremor::test::find_prediction(analysis, "pwm", 2.0);
   REQUIRE(3 * pwm.replicas_failed > static_cast<std::size_t>(parameters.replicas));
   CHECK(analysis.prediction_headline.method == "pwm");
   CHECK_THAT(analysis.prediction_headline.reason, Catch::Contains("replicas fell back"));
