@@ -51,6 +51,15 @@ bool write_all(int fd, const std::string& text) {
   return true;
 }
 
+// A kernel count in seconds, or an empty field where it was not read (< 0).
+void seconds_or_empty(char* out, std::size_t size, double seconds) {
+  if (seconds < 0.0) {
+    out[0] = '\0';
+    return;
+  }
+  std::snprintf(out, size, "%.9f", seconds);
+}
+
 }  // namespace
 
 DelayLog::~DelayLog() { std::free(entries_); }
@@ -111,14 +120,20 @@ void DelayLog::write_csv(int rank) const noexcept {
     }
     return;
   }
-  std::string text = "rank,sequence,time_s,call,requested_us,spent_us,segment,entered_s,returned_s\n";
-  char line[224];
+  std::string text =
+      "rank,sequence,time_s,call,requested_us,spent_us,segment,entered_s,returned_s,queued_entered_s,"
+      "queued_returned_s\n";
+  char line[288];
+  char queued_entered[32];
+  char queued_returned[32];
   bool ok = true;
   for (std::size_t index = 0; index < size_ && ok; ++index) {
     const LogEntry& entry = entries_[index];
-    std::snprintf(line, sizeof line, "%d,%lld,%.9f,%s,%.3f,%.3f,%lld,%.9f,%.9f\n", rank, entry.sequence,
+    seconds_or_empty(queued_entered, sizeof queued_entered, entry.queued_entered_s);
+    seconds_or_empty(queued_returned, sizeof queued_returned, entry.queued_returned_s);
+    std::snprintf(line, sizeof line, "%d,%lld,%.9f,%s,%.3f,%.3f,%lld,%.9f,%.9f,%s,%s\n", rank, entry.sequence,
                   entry.record.time_s, entry.record.call, entry.record.requested_us, entry.record.spent_us,
-                  entry.record.segment, entry.entered_s, entry.returned_s);
+                  entry.record.segment, entry.entered_s, entry.returned_s, queued_entered, queued_returned);
     text += line;
     if (text.size() > 60000) {
       ok = write_all(fd, text);

@@ -2,7 +2,7 @@
 // the traced calls that were not delayed (TREMOR_INJECT_TRACE).
 //
 // Bound: the log starts with room for kInitialRecords and doubles up to
-// kMaxRecords (1 Mi records, 96 MiB per rank). When it is full the injector
+// kMaxRecords (1 Mi records, 112 MiB per rank). When it is full the injector
 // stops injecting on that rank, so the log never under-reports, and the CSV
 // ends with a comment line saying so.
 #pragma once
@@ -20,9 +20,16 @@ struct LogEntry {
   long long sequence;  // index of the eligible call on this rank, -1 for a traced call that was not eligible
   double entered_s;    // CLOCK_MONOTONIC when the call entered the injector (the delay's start)
   double returned_s;   // CLOCK_MONOTONIC when the call returned, 0 until it has
-  bool delayed;        // false: a traced call, logged but not delayed
+  // The thread's run-queue delay so far (the kernel's schedstat: runnable,
+  // not running), s, when the call was forwarded (after its delay) and when
+  // it returned; -1 where the kernel does not report it. What the machine's
+  // other processes took from the rank between calls: the truth of the
+  // machine's own interference, beside the planted one.
+  double queued_entered_s;
+  double queued_returned_s;
+  bool delayed;  // false: a traced call, logged but not delayed
 };
-static_assert(sizeof(LogEntry) == 96, "the bound in bytes is documented (injector/README.md)");
+static_assert(sizeof(LogEntry) == 112, "the bound in bytes is documented (injector/README.md)");
 
 class DelayLog {
  public:
@@ -41,7 +48,10 @@ class DelayLog {
   // Appends one entry and returns its index; reserve_one() must have succeeded before.
   std::size_t append(const LogEntry& entry) noexcept;
   // Notes when the call of entry `index` returned.
-  void set_returned(std::size_t index, double returned_s) noexcept { entries_[index].returned_s = returned_s; }
+  void set_returned(std::size_t index, double returned_s, double queued_s) noexcept {
+    entries_[index].returned_s = returned_s;
+    entries_[index].queued_returned_s = queued_s;
+  }
   // The delayed entries (the C API's records); traced-only ones are in the CSV only.
   std::size_t delays() const noexcept { return delays_; }
   std::size_t copy_to(tremor_inject_record* out, std::size_t max) const noexcept;

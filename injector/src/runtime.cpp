@@ -2,10 +2,13 @@
 // symbol resolution and the C API for the profiler.
 #include "runtime.hpp"
 
+#include <fcntl.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
@@ -35,6 +38,29 @@ double monotonic_seconds() noexcept {
 }
 
 namespace {
+
+// This thread's /proc/thread-self/schedstat, opened at its first logged call
+// (-1: not yet, -2: unavailable). Raw system calls: the injector's and the
+// profiler's own I/O wrappers must not see (or delay) this read.
+thread_local int t_schedstat_fd __attribute__((tls_model("initial-exec"))) = -1;
+
+// The thread's run-queue delay so far (schedstat's second field, ns), s; -1
+// where the kernel does not report it.
+double thread_queued_seconds() noexcept {
+  if (t_schedstat_fd == -1) {
+    const long fd = syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    t_schedstat_fd = fd >= 0 ? static_cast<int>(fd) : -2;
+  }
+  if (t_schedstat_fd < 0) return -1.0;
+  char text[96];
+  const long length = syscall(SYS_pread64, t_schedstat_fd, text, sizeof text - 1, 0L);
+  if (length <= 0) return -1.0;
+  text[length] = '\0';
+  unsigned long long running_ns = 0;
+  unsigned long long waiting_ns = 0;
+  if (std::sscanf(text, "%llu %llu", &running_ns, &waiting_ns) != 2) return -1.0;
+  return 1e-9 * static_cast<double>(waiting_ns);
+}
 
 // The time window, written before injection is switched on, read-only after.
 // A helper thread switches g_active_families on at the window's start and
@@ -232,15 +258,18 @@ long long maybe_delay(const char* call_name, unsigned family) noexcept {
   entry.record.segment = segment;
   entry.sequence = sequence;
   entry.entered_s = entered_s;
+  entry.queued_entered_s = thread_queued_seconds();
+  entry.queued_returned_s = -1.0;
   entry.delayed = delayed;
   std::lock_guard lock(s.mutex);
   return static_cast<long long>(s.log.append(entry));
 }
 
 void note_return(long long row, double returned_s) noexcept {
+  const double queued_s = thread_queued_seconds();
   InjectorState& s = state();
   std::lock_guard lock(s.mutex);
-  s.log.set_returned(static_cast<std::size_t>(row), returned_s);
+  s.log.set_returned(static_cast<std::size_t>(row), returned_s, queued_s);
 }
 
 void start_after_init() noexcept {

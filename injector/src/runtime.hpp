@@ -34,7 +34,8 @@ extern thread_local unsigned t_resolving __attribute__((tls_model("initial-exec"
 inline constexpr long long kNoRow = -1;
 long long maybe_delay(const char* call_name, unsigned family) noexcept;
 // Notes when the call of a logged row returned (its entry and return times
-// give the rank's arrival at the call and its wait there).
+// give the rank's arrival at the call and its wait there) and the thread's
+// run-queue delay then.
 void note_return(long long row, double returned_s) noexcept;
 
 // TREMOR_INJECT_SLOWDOWN is on: written once before injection starts. The
@@ -76,18 +77,26 @@ struct DepthGuard {
 };
 
 // The body of every wrapper: maybe delay, then forward. `forward` receives
-// the resolved next definition and calls it with the wrapper's arguments.
-template <typename Forward>
-inline auto intercept(unsigned family, const char* call_name, void* next, Forward&& forward) {
+// the resolved next definition and calls it with the wrapper's arguments;
+// `eligible` says whether this call may be delayed or traced at all (the
+// POSIX family: only calls on regular files, the file I/O the profiler
+// counts), asked only when the family is active.
+template <typename Forward, typename Eligible>
+inline auto intercept_if(unsigned family, const char* call_name, void* next, Forward&& forward, Eligible&& eligible) {
   const unsigned active = g_active_families.load(std::memory_order_relaxed);
   if (active == 0) [[likely]]
     return forward(next);
   DepthGuard guard;
   if (!guard.outermost()) return forward(next);
-  const long long row = (active & family) != 0 ? maybe_delay(call_name, family) : kNoRow;
+  const long long row = (active & family) != 0 && eligible() ? maybe_delay(call_name, family) : kNoRow;
   if (!g_slowdown && row == kNoRow) return forward(next);
   ReturnStamp stamp{row};
   return forward(next);
+}
+
+template <typename Forward>
+inline auto intercept(unsigned family, const char* call_name, void* next, Forward&& forward) {
+  return intercept_if(family, call_name, next, static_cast<Forward&&>(forward), [] { return true; });
 }
 
 // Lifecycle hooks called by the MPI_Init*/MPI_Finalize wrappers.

@@ -10,7 +10,13 @@ construction:
   any delay of the last segment (it ends at MPI_Finalize);
 - segment -1 (Tremor's own start-up) counts nothing;
 - logs without the traced arrivals, logs of two runs in one folder, or an
-  injected run without its logs give no truth rather than a wrong one.
+  injected run without its logs give no truth rather than a wrong one;
+- the machine's own part (run-queue delays the injector logged): its low
+  bound counts what the arrivals show (a delayed rank that arrived last costs
+  its delay, one that arrived early anyway or behind a planted delay costs
+  nothing, inside the collective only what must have come after the last
+  arrival), its high bound the largest rank's delay in full (ranks that arrive
+  together were coupled); logs without the columns give no figure.
 """
 import os
 import sys
@@ -26,11 +32,14 @@ import numpy as np  # noqa: E402
 import injected_truth  # noqa: E402
 
 HEADER = "rank,sequence,time_s,call,requested_us,spent_us,segment,entered_s,returned_s\n"
+QUEUED_HEADER = HEADER.rstrip("\n") + ",queued_entered_s,queued_returned_s\n"
 
 
 def write_run(folder, segments, rows, world=2, run_time_s=1.0, pid=100):
-    """rows: (rank, segment, call, delay s, entered s) in call order per rank; a
-    delay of 0 is a traced call that was not delayed."""
+    """rows: (rank, segment, call, delay s, entered s[, queued when forwarded s,
+    queued when returned s]) in call order per rank; a delay of 0 is a traced
+    call that was not delayed. The queued columns are written when every row has them."""
+    queued = all(len(r) == 7 for r in rows)
     os.makedirs(folder, exist_ok=True)
     with h5py.File(os.path.join(folder, "run.h5"), "w") as h5:
         h5.attrs["run_time_s"] = run_time_s
@@ -39,10 +48,11 @@ def write_run(folder, segments, rows, world=2, run_time_s=1.0, pid=100):
     for rank in range(world):
         mine = [r for r in rows if r[0] == rank]
         with open(os.path.join(folder, f"tremor-inject_app_20260101-000000_r{rank}_{pid + rank}-0.csv"), "w") as f:
-            f.write(HEADER)
-            for sequence, (_, segment, call, delay, entered) in enumerate(mine):
+            f.write(QUEUED_HEADER if queued else HEADER)
+            for sequence, (_, segment, call, delay, entered, *waits) in enumerate(mine):
+                extra = f",{waits[0]:.9f},{waits[1]:.9f}" if queued else ""
                 f.write(f"{rank},{sequence},{entered:.9f},{call},{delay * 1e6:.3f},{delay * 1e6:.3f},{segment},"
-                        f"{entered:.9f},{entered + delay + 1e-4:.9f}\n")
+                        f"{entered:.9f},{entered + delay + 1e-4:.9f}{extra}\n")
 
 
 def critical(folder):
@@ -53,6 +63,11 @@ def critical(folder):
 def expect(name, got, want, failures):
     if abs(got - want) > 1e-9:
         failures.append(f"{name}: {got:.6f} s, expected {want:.6f} s")
+
+
+def machine(folder):
+    with h5py.File(os.path.join(folder, "run.h5"), "r") as h5:
+        return injected_truth.machine_path(h5)
 
 
 def expect_unavailable(name, folder, failures):
@@ -126,6 +141,38 @@ def main():
             h5["segments/duration_s"] = np.full(2, 0.1)
             h5["injection/rank"] = np.array([1], dtype=np.int32)
         expect_unavailable("an injected run without logs", folder, failures)
+        # The machine's own: segment 1, rank 1 lost 3 ms to the run queue and
+        # arrived last by those 3 ms: 3 ms. Segment 2, rank 1 lost 3 ms but rank 0
+        # arrived 7 ms after it anyway: nothing before the collective; inside it,
+        # rank 1 queued 9 ms while it waited 7 ms: at least 2 ms after the last
+        # arrival. Segment 0 (no earlier collective) and the last count nothing.
+        folder = os.path.join(tmp, "machine")
+        write_run(folder, 4, [(0, 0, A, 0.0, 1.0, 0.0, 0.0), (1, 0, A, 0.0, 1.0, 0.5, 0.5),
+                              (0, 1, A, 0.0, 2.000, 0.0, 0.0), (1, 1, A, 0.0, 2.003, 0.503, 0.503),
+                              (0, 2, A, 0.0, 3.010, 0.0, 0.0), (1, 2, A, 0.0, 3.003, 0.506, 0.515),
+                              (0, 3, "MPI_Barrier", 0.0, 4.0, 0.1, 0.1), (1, 3, "MPI_Barrier", 0.0, 4.0, 0.6, 0.6)])
+        low, high = machine(folder)
+        expect("the machine's own, low bound", low, 0.005, failures)
+        expect("the machine's own, high bound", high, 0.003 + 0.012, failures)
+        # A planted 10 ms delay in rank 0's closing collective hides rank 1's 3 ms.
+        folder = os.path.join(tmp, "machine_hidden")
+        write_run(folder, 3, [(0, 0, A, 0.0, 1.0, 0.0, 0.0), (1, 0, A, 0.0, 1.0, 0.0, 0.0),
+                              (0, 1, A, 0.010, 2.000, 0.0, 0.0), (1, 1, A, 0.0, 2.003, 0.003, 0.003)])
+        low, high = machine(folder)
+        expect("the machine's own behind a planted delay, low", low, 0.0, failures)
+        expect("the machine's own behind a planted delay, high", high, 0.003, failures)
+        # Ranks that arrive together though rank 0 lost 2 ms: coupled, 0 to 2 ms.
+        folder = os.path.join(tmp, "machine_coupled")
+        write_run(folder, 3, [(0, 0, A, 0.0, 1.0, 0.0, 0.0), (1, 0, A, 0.0, 1.0, 0.0, 0.0),
+                              (0, 1, A, 0.0, 2.0, 0.002, 0.002), (1, 1, A, 0.0, 2.0, 0.0, 0.0)])
+        low, high = machine(folder)
+        expect("coupled ranks, low", low, 0.0, failures)
+        expect("coupled ranks, high", high, 0.002, failures)
+        # Logs without the run-queue columns give no figure.
+        folder = os.path.join(tmp, "machine_unlogged")
+        write_run(folder, 3, [(0, 0, A, 0.0, 1.0), (1, 0, A, 0.0, 1.0), (0, 1, A, 0.0, 2.0), (1, 1, A, 0.0, 2.003)])
+        if machine(folder) is not None:
+            failures.append("logs without run-queue columns gave a machine figure")
     for failure in failures:
         print("FAIL", failure)
     print("injected truth:", "ok" if not failures else f"{len(failures)} failed")

@@ -56,7 +56,8 @@ def read_logs(directory):
             lines = [line for line in handle if not line.startswith("#")]
         reader = csv.DictReader(lines)
         check(reader.fieldnames == ["rank", "sequence", "time_s", "call", "requested_us", "spent_us", "segment",
-                                    "entered_s", "returned_s"], f"{path}: unexpected header {reader.fieldnames}")
+                                    "entered_s", "returned_s", "queued_entered_s", "queued_returned_s"],
+              f"{path}: unexpected header {reader.fieldnames}")
         rows = list(reader)
         rank = int(os.path.basename(path).split("_r")[-1].split("_")[0])
         for row in rows:
@@ -279,9 +280,10 @@ def check_seed(opts, work):
 
 def check_threads(opts, work):
     # MPI_Init_thread(MPI_THREAD_MULTIPLE), two threads per rank calling at
-    # once: every call delayed exactly once, sequence numbers unique.
+    # once: every call delayed exactly once, sequence numbers unique; the
+    # writes to /dev/null beside the file's are not file I/O: never delayed.
     n = 200
-    result = run(opts, ["threads", str(n)], injecting(work, mean_us=5, probability=1))
+    result = run(opts, ["threads", str(n), work], injecting(work, mean_us=5, probability=1))
     expect_success(result, "threads run")
     logs = read_logs(work)
     expected = {"MPI_Send": 2 * n, "write": 2 * n, "open": 2, "close": 2}
@@ -335,6 +337,35 @@ def check_trace(opts, work):
         check(len(rows) > len(delayed), f"rank {rank}: no traced row beside the {len(delayed)} delays")
         check(api.get(rank, (None,))[0] == len(delayed),
               f"rank {rank}: C API count {api.get(rank)} != {len(delayed)} delays logged")
+
+
+def check_queued(opts, work):
+    """The run-queue columns: with a busy loop beside each CPU the ranks wait
+    for a CPU between their calls, and the log holds the kernel's count of it
+    (schedstat): cumulative per rank, and at least a tenth of the busy time
+    (the loops take about half of it). Skipped where the kernel has no schedstat."""
+    if not os.path.exists("/proc/thread-self/schedstat"):
+        print("SKIP: no /proc/thread-self/schedstat")
+        sys.exit(77)
+    n, busy_us = 400, 1000
+    folder = os.path.join(work, "queued")
+    os.mkdir(folder)
+    loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(os.cpu_count() or 2)]
+    try:
+        result = run(opts, ["spin", str(n), str(busy_us)], injecting(folder, trace="p2p"))
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+    expect_success(result, "run beside busy loops")
+    for rank, rows in read_logs(folder).items():
+        check(len(rows) >= n, f"rank {rank}: {len(rows)} sends traced of {n}")
+        queued = [(float(r["queued_entered_s"]), float(r["queued_returned_s"])) for r in rows]
+        check(all(a <= b for a, b in queued) and all(b <= c for (_, b), (c, _) in zip(queued, queued[1:])),
+              f"rank {rank}: run-queue delays not cumulative: {queued[:5]}")
+        waited = queued[-1][1] - queued[0][0]
+        check(waited >= 0.1 * n * busy_us * 1e-6,
+              f"rank {rank}: {waited:.4f} s in the run queue beside busy loops over {n * busy_us * 1e-6:.2f} s busy")
 
 
 def check_stacked(opts, work):
@@ -398,7 +429,7 @@ def check_badconfig(opts, work):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("check", choices=["count", "timing", "selection", "window", "slowdown", "seed", "badconfig",
-                                          "stacked", "threads", "trace"])
+                                          "stacked", "threads", "trace", "queued"])
     parser.add_argument("--mpiexec", required=True)
     parser.add_argument("--flag", action="append", default=[])
     parser.add_argument("--program", required=True)

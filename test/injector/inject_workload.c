@@ -15,7 +15,9 @@
  *       MPI_PROC_NULL); prints "spin_elapsed RANK SECONDS" (the loop's wall
  *       time, injected sleeps included) to stderr.
  *   inject_workload threads N           MPI_Init_thread(MULTIPLE); 2 threads
- *       each open /dev/null, N x (MPI_Send to MPI_PROC_NULL, write), close.
+ *       each open a file of its own in DIR and /dev/null, N x (MPI_Send to
+ *       MPI_PROC_NULL, write to the file, write to /dev/null), close both,
+ *       remove the file (only the file's calls are file I/O to delay).
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -97,23 +99,31 @@ static int run_mixed(int rank, int size, int iterations, const char* dir) {
 }
 
 static int thread_iterations = 0;
+static const char* thread_directory = ".";
 
-static void* thread_calls(void* unused) {
-  (void)unused;
+static void* thread_calls(void* index) {
   int payload = 0;
-  int fd = open("/dev/null", O_WRONLY);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/threads-%d-%d.dat", thread_directory, (int)getpid(), *(int*)index);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  int null_fd = open("/dev/null", O_WRONLY);
   for (int i = 0; i < thread_iterations; ++i) {
     MPI_Send(&payload, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
     if (write(fd, &payload, sizeof payload) < 0) payload = -1;
+    if (write(null_fd, &payload, sizeof payload) < 0) payload = -1;
   }
+  close(null_fd);
   close(fd);
+  unlink(path);
   return NULL;
 }
 
-static int run_threads(int iterations) {
+static int run_threads(int iterations, const char* directory) {
   thread_iterations = iterations;
+  thread_directory = directory;
   pthread_t threads[2];
-  for (int t = 0; t < 2; ++t) pthread_create(&threads[t], NULL, thread_calls, NULL);
+  int indices[2] = {0, 1};
+  for (int t = 0; t < 2; ++t) pthread_create(&threads[t], NULL, thread_calls, &indices[t]);
   for (int t = 0; t < 2; ++t) pthread_join(threads[t], NULL);
   return 0;
 }
@@ -154,7 +164,7 @@ int main(int argc, char** argv) {
       if (rank == 0) fprintf(stderr, "inject_workload: MPI_THREAD_MULTIPLE not provided\n");
       exit_code = 4;
     } else {
-      run_threads(iterations);
+      run_threads(iterations, argc > 3 ? argv[3] : ".");
     }
   } else if (strcmp(mode, "spin") == 0 && argc > 3) {
     const double microseconds = atof(argv[3]);
@@ -172,7 +182,7 @@ int main(int argc, char** argv) {
   } else {
     if (rank == 0)
       fprintf(stderr,
-              "usage: %s mixed N DIR [EXIT] | barrier N | independent N | window N SLEEP_MS | spin N US | threads N\n",
+              "usage: %s mixed N DIR [EXIT] | barrier N | independent N | window N SLEEP_MS | spin N US | threads N DIR\n",
               argv[0]);
     exit_code = 2;
   }

@@ -6,11 +6,14 @@ estimate, median |estimate - truth|, median accuracy (1 - |p(truth) -
 p(estimate)|, the class's logistic score), how many runs' 95 % interval holds
 the truth (coverage) and the interval's median width. The injected truth
 leaves out what the machine itself took from the ranks; the kernel counts it
-(schedstat run-queue delay, summed over ranks: run_queue_percent), so a second
-coverage counts an interval that meets [truth, truth + that count] (for a
-wall-clock truth, the clean runs' median count, which their reference time
-holds; none where the ranks take turns on the CPUs: their run queue is the
-job's own, or where the count was not recorded). Tuning campaigns
+(schedstat run-queue delay), so a second coverage counts an interval that
+meets [truth + low, truth + high], the bounds of that count on the critical
+path the injector logged (machine_low_percent, machine_high_percent,
+injected_truth.machine_path; for the contended kinds, which plant nothing,
+the bounds alone). Run tables without those columns fall back to [truth,
+truth + the count summed over ranks] (run_queue_percent; for a wall-clock
+truth the clean runs' median count, which their reference time holds). None
+where the ranks take turns on the CPUs (their run queue is the job's own). Tuning campaigns
 (validation/kinds/) and held-out campaigns (validation/heldout/) are
 printed apart, and so are the clean runs of packaged applications
 (validation/clean/: no false alarms, one row per workload); the tuning
@@ -60,13 +63,21 @@ def machine_count(row):
 
 
 def truth_bands(rows, mine):
-    """Per row [truth, truth + what the machine took]: its own count for an
-    injected truth; for a wall-clock truth the clean runs' median count."""
+    """Per row [truth + low, truth + high], the bounds of what the machine
+    took on the critical path (injector logs); without them [truth, truth +
+    its summed count], for a wall-clock truth the clean runs' median count."""
     clean = [machine_count(r) for r in rows if r["kind"] == "clean"]
     reference = median(clean) if clean else 0.0
     bands = []
     for r in mine:
         truth = number(r["truth_percent"])
+        if r.get("machine_high_percent") not in ("", None):
+            if r.get("taking_turns") not in NOT_TAKING_TURNS:
+                bands.append((truth, truth))
+                continue
+            planted = 0.0 if r["kind"] in WALL_CLOCK_KINDS else truth
+            bands.append((planted + number(r["machine_low_percent"]), planted + number(r["machine_high_percent"])))
+            continue
         machine = reference if r["kind"] in WALL_CLOCK_KINDS else machine_count(r)
         bands.append((truth, truth + (machine if machine == machine else 0.0)))
     return bands

@@ -26,6 +26,25 @@ column, which the injector read from the profiler as each call was made.
 
 `largest_delay_s` is the simpler bound: per segment the largest sum of one
 rank's delays, closing collective included.
+
+The machine's own interference (`machine_path`) comes from the same logs:
+each traced call carries the rank's run-queue delay so far (the kernel's
+schedstat, time runnable but not running) when it was forwarded and when it
+returned. With q_r what rank r lost to the run queue between its previous
+closing collective's return and this one's entry, i_r what it lost inside
+the collective, a_r + c_r when it reached the real call (c_r its planted delay
+there) and L the latest of those, the machine's part of a segment lies
+between two bounds. Low: what the arrivals show, as if the ranks did not
+wait for one another before the collective, plus inside the collective what
+must have come after the last arrival,
+
+    low = L - max_r(a_r + c_r - q_r) + max_r max(0, i_r - (L - a_r - c_r))
+
+High: the largest rank's run-queue delay in full, as for planted delays in
+other calls (ranks coupled by untraced messages arrive together, whoever
+was delayed), max_r(q_r + i_r). Segment 0 (no earlier collective to count
+from) and the last segment (it ends at MPI_Finalize, which is not logged)
+are left out.
 """
 import csv
 import glob
@@ -64,8 +83,14 @@ def read_logs(directory):
         logs[rank] = [{"rank": int(r["rank"]), "call": r["call"], "segment": int(r["segment"]),
                        "requested_us": float(r["requested_us"]), "spent_us": float(r["spent_us"]),
                        "time_s": float(r["time_s"]),
-                       "entered_s": float(r["entered_s"]) if r.get("entered_s") else None} for r in rows]
+                       "entered_s": _number_or_none(r.get("entered_s")),
+                       "queued_entered_s": _number_or_none(r.get("queued_entered_s")),
+                       "queued_returned_s": _number_or_none(r.get("queued_returned_s"))} for r in rows]
     return logs
+
+
+def _number_or_none(text):
+    return float(text) if text else None
 
 
 def _delayed(row):
@@ -139,6 +164,38 @@ def critical_path(h5):
         delayed = max(arrivals[rank] + delayed_closing.get(rank, 0.0) for rank in arrivals)
         critical_s += max(0.0, delayed - latest) + others
     return critical_s, largest_s
+
+
+def machine_path(h5):
+    """(low s, high s): the bounds of what the machine's own processes cost the
+    run's critical path (module docstring), from the run-queue delays the
+    injector logged; None where the logs do not carry them (an older
+    injector, a kernel without schedstat)."""
+    logs = run_logs(h5)
+    segments = int(h5["segments/duration_s"].shape[0])
+    closing = {}  # (segment, rank) -> the rank's last boundary-call row in the segment
+    for rank, rows in logs.items():
+        for row in rows:
+            if 0 <= row["segment"] < segments - 1 and row["call"] in BOUNDARY_CALLS:
+                closing[(row["segment"], rank)] = row
+    if not closing or any(row["queued_entered_s"] is None or row["queued_returned_s"] is None
+                          for row in closing.values()):
+        return None
+    low_s = high_s = 0.0
+    for segment in range(1, segments - 1):
+        rows = {rank: closing.get((segment, rank)) for rank in logs}
+        before = {rank: closing.get((segment - 1, rank)) for rank in logs}
+        if any(rows[r] is None or before[r] is None for r in logs):
+            continue
+        ready = {r: rows[r]["entered_s"] + rows[r]["spent_us"] * 1e-6 for r in logs}
+        queued = {r: max(0.0, rows[r]["queued_entered_s"] - before[r]["queued_returned_s"]) for r in logs}
+        inside = {r: max(0.0, rows[r]["queued_returned_s"] - rows[r]["queued_entered_s"]) for r in logs}
+        latest = max(ready.values())
+        after_last = max(max(0.0, inside[r] - (latest - ready[r])) for r in logs)
+        low = latest - max(ready[r] - queued[r] for r in logs) + after_last
+        low_s += low
+        high_s += max(low, max(queued[r] + inside[r] for r in logs))
+    return low_s, high_s
 
 
 def injected_percent(h5):

@@ -14,12 +14,16 @@
  * The same records are written at MPI_Finalize, one CSV file per rank, to
  * $TREMOR_OUTPUT_DIR/tremor-inject_<program>_<job id or start time>_r<rank>_<pid>-<n>.csv
  * (created with O_CREAT|O_EXCL, never overwritten), header line:
- *   rank,sequence,time_s,call,requested_us,spent_us,segment,entered_s,returned_s
+ *   rank,sequence,time_s,call,requested_us,spent_us,segment,entered_s,returned_s,
+ *   queued_entered_s,queued_returned_s
  * sequence = index of the eligible call on that rank (aligns ranks call by
  * call), -1 for a traced call that was not eligible; time_s, requested_us,
  * spent_us, call and segment as in the record below; entered_s and returned_s
  * = CLOCK_MONOTONIC seconds (one clock for every process of a node) when the
- * call entered the injector and when it returned. With TREMOR_INJECT_TRACE the
+ * call entered the injector and when it returned; queued_entered_s and
+ * queued_returned_s = the thread's run-queue delay so far (schedstat, empty
+ * where the kernel does not report it) when the call was forwarded and when
+ * it returned: what the machine's other processes took. With TREMOR_INJECT_TRACE the
  * file also holds every traced call that was not delayed (requested_us and
  * spent_us 0); the functions below see the delays only. A trailing
  * "# log full ..." line means the 2^20-row bound was reached and that rank

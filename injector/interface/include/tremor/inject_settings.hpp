@@ -41,8 +41,8 @@ inline constexpr std::array<SettingInfo, static_cast<std::size_t>(Setting::count
      "is truncated at 0 by redrawing negative values."},
     {"TREMOR_INJECT_PROBABILITY", "0.01", "Probability in [0,1] that an eligible call is delayed."},
     {"TREMOR_INJECT_CALLS", "p2p,coll,rma,mpiio,posix",
-     "Comma list of call families to delay: p2p, coll, rma, mpiio, posix (or all); "
-     "docs/intercepted_calls.md gives each call's family."},
+     "Comma list of call families to delay: p2p, coll, rma, mpiio, posix (or all; posix: calls on regular "
+     "files only); docs/intercepted_calls.md gives each call's family."},
     {"TREMOR_INJECT_RANKS", "all",
      "Ranks of MPI_COMM_WORLD to delay: all, or a list of ranks and ranges such as 0,2-3, each a rank of the run."},
     {"TREMOR_INJECT_SEED", "1",
