@@ -78,7 +78,7 @@ wait_until_quiet
 /usr/bin/python3 validation/campaigns/kinds_campaign.py --build build-openmpi --flavour openmpi --np 2 --runs "$runs" \
   --seed "$seed" --plot --kinds "$app_kinds" --output validation/heldout/quantum-espresso $(keep_args qe) \
   --workload "quantum-espresso=$apps/run-in-deck.sh $apps/qe_si env OMP_NUM_THREADS=1 pw.x -in si.scf.in"
-echo "recorded from $(git rev-parse --short "$tag") ($tag) on $(date -u +%F)" > validation/heldout/README.md
+echo "recorded with the model of $tag ($(git rev-parse --short "$tag")), injector and truth of $(git rev-parse --short HEAD), on $(date -u +%F)" > validation/heldout/README.md
 
 # No false alarms: clean runs of three more applications, one oversubscribed.
 clean_campaign() {  # name build flavour np workload
@@ -91,6 +91,6 @@ clean_campaign lammps build-openmpi openmpi 2 \
   "$apps/run-in-deck.sh /usr/share/lammps/examples/crack lmp -in in.crack -screen none -log none"
 clean_campaign elk-oversubscribed build-openmpi openmpi 4 \
   "$apps/run-in-deck.sh $apps/elk_al env OMP_NUM_THREADS=1 elk-lapw"
-echo "recorded from $(git rev-parse --short "$tag") ($tag) on $(date -u +%F)" > validation/clean/README.md
+echo "recorded with the model of $tag ($(git rev-parse --short "$tag")), injector and truth of $(git rev-parse --short HEAD), on $(date -u +%F)" > validation/clean/README.md
 /usr/bin/python3 validation/campaigns/accuracy_tables.py --update docs/accuracy.md >/dev/null
 echo "held-out tables: validation/heldout/, clean runs: validation/clean/; docs/accuracy.md updated"
