@@ -40,9 +40,9 @@ must have come after the last arrival,
 
     low = L - max_r(a_r + c_r - q_r) + max_r max(0, i_r - (L - a_r - c_r))
 
-High: the largest rank's run-queue delay in full, as for planted delays in
-other calls (ranks coupled by untraced messages arrive together, whoever
-was delayed), max_r(q_r + i_r). Segment 0 (no earlier collective to count
+High: every rank's run-queue delay in full, sum_r(q_r + i_r): ranks coupled
+by untraced messages arrive together whoever was delayed, and delays of two
+ranks at different moments of a segment pass on one after the other. Segment 0 (no earlier collective to count
 from) and the last segment (it ends at MPI_Finalize, which is not logged)
 are left out.
 """
@@ -194,7 +194,7 @@ def machine_path(h5):
         after_last = max(max(0.0, inside[r] - (latest - ready[r])) for r in logs)
         low = latest - max(ready[r] - queued[r] for r in logs) + after_last
         low_s += low
-        high_s += max(low, max(queued[r] + inside[r] for r in logs))
+        high_s += max(low, sum(queued[r] + inside[r] for r in logs))
     return low_s, high_s
 
 
