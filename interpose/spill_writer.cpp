@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -20,6 +21,17 @@ namespace tremor::interpose {
 namespace {
 
 constexpr std::size_t kMaxStem = 4096;
+
+// Tremor's own file I/O goes straight to the kernel: an interposer stacked
+// behind Tremor (the injector's POSIX family) must neither delay it nor
+// take it for the application's.
+int open_direct(const char* path, int flags, mode_t mode) noexcept {
+  return static_cast<int>(syscall(SYS_openat, AT_FDCWD, path, flags, mode));
+}
+ssize_t write_direct(int fd, const void* data, std::size_t bytes) noexcept {
+  return static_cast<ssize_t>(syscall(SYS_write, fd, data, bytes));
+}
+void close_direct(int fd) noexcept { syscall(SYS_close, fd); }
 
 // What rank 0 broadcasts at MPI_Init: the run's file stem and its id.
 struct Announcement {
@@ -68,7 +80,7 @@ void SpillWriter::open(const Config& config, SpillHeader header, Recorder& log) 
     // Rank 0's file is the reservation it just made; every other rank's is
     // new. O_EXCL and O_NOFOLLOW: never an existing file, never a symlink.
     const int create = header.rank == 0 ? 0 : O_CREAT | O_EXCL;
-    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | create, 0644);
+    const int fd = open_direct(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | create, 0644);
     if (fd < 0) {
       log.warn("crash-recovery spill off: cannot create '" + path.string() + "': " + std::strerror(errno));
       if (header.rank == 0) ::unlink(path.c_str());
@@ -174,7 +186,7 @@ void SpillWriter::finish(SegmentStore& store, SpillEnd reason) noexcept {
     return;
   }
   InsideTremor guard;
-  ::close(fd_);
+  close_direct(fd_);
   fd_ = -1;
   schedule_next();
 }
@@ -182,7 +194,7 @@ void SpillWriter::finish(SegmentStore& store, SpillEnd reason) noexcept {
 void SpillWriter::remove() noexcept {
   if (path_.empty()) return;
   InsideTremor guard;
-  if (fd_ >= 0 && !fd_foreign_) ::close(fd_);
+  if (fd_ >= 0 && !fd_foreign_) close_direct(fd_);
   fd_ = -1;
   schedule_next();
   ::unlink(path_.c_str());
@@ -202,7 +214,7 @@ bool SpillWriter::write_all(const void* data, std::size_t bytes) noexcept {
   FileSizeSignalShield shield;
   const auto* p = static_cast<const char*>(data);
   while (bytes > 0) {
-    const ssize_t n = ::write(fd_, p, bytes);
+    const ssize_t n = write_direct(fd_, p, bytes);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       if (n == 0) errno = EIO;
@@ -217,7 +229,7 @@ bool SpillWriter::write_all(const void* data, std::size_t bytes) noexcept {
 void SpillWriter::fail(const std::string& what) noexcept {
   if (!fd_foreign_) {
     InsideTremor guard;
-    ::close(fd_);
+    close_direct(fd_);
   }
   fd_ = -1;
   schedule_next();

@@ -282,6 +282,23 @@ def check_stacked(f, args):
     print(f"{np.count_nonzero(per_segment)} segments hold injected delays; each segment's I/O time covers them")
 
 
+def check_tremor_io_untouched(f, args):
+    """Profiler + injector tracing and delaying every POSIX call, on an
+    application that writes no file: Tremor's own writes (its spill, appended
+    during the run) never reach the injector, so its logs hold no write."""
+    segments = f["segments/duration_s"].shape[0]
+    if segments < int(args["segments"]):
+        fail(f"{segments} segments recorded, expected at least {args['segments']} (a spill block is 2048)")
+    logs = injected_truth.read_logs(os.path.dirname(f.filename))
+    if not logs:
+        fail("no injector log beside the run file")
+    writes = [row for rows in logs.values() for row in rows if row["call"] in ("write", "pwrite", "pwrite64", "writev")]
+    print(f"posix calls the injector saw: {sum(len(rows) for rows in logs.values())}, writes among them: {len(writes)}")
+    if writes:
+        fail(f"the injector saw {len(writes)} writes of an application that writes no file (Tremor's own): "
+             f"{writes[:2]}")
+
+
 def check_fortran(f, args):
     """test/apps/fortran_*: each call seen exactly once whatever the binding style."""
     n = int(args["iterations"])
@@ -492,7 +509,7 @@ def check_offline(f, args):
 
 CHECKS = {"switch_records": lambda f, args: check_switch_records(f, args, args.get("source", "cputime")),
           "work": check_work, "planted": check_planted, "quiet": check_quiet, "offline": check_offline, "fortran": check_fortran, "stacked": check_stacked, "bsp": check_bsp, "segments": check_segments, "io": check_io, "sde": check_sde, "schema": check_schema,
-          "oversubscribed_clean": check_oversubscribed_clean}
+          "oversubscribed_clean": check_oversubscribed_clean, "tremor_io_untouched": check_tremor_io_untouched}
 
 
 def busy_ms(checks, run_time_s):
