@@ -85,8 +85,9 @@ def truth_bands(rows, mine):
 
 def table(rows, scoring):
     lines = ["| kind | runs | median truth % | median estimate % | median abs(Δ) pp | median accuracy | "
-             "interval coverage | coverage with the machine's own | median width pp | recorded |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "interval coverage | coverage with the machine's own | machine's own pp (median low – high) | "
+             "median width pp | recorded |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for kind in dict.fromkeys(r["kind"] for r in rows):
         mine = [r for r in rows if r["kind"] == kind]
         truth = [number(r["truth_percent"]) for r in mine]
@@ -96,11 +97,16 @@ def table(rows, scoring):
         covered = sum(1 for t, lo, hi in zip(truth, low, high) if lo <= t <= hi)
         banded = sum(1 for (t0, t1), lo, hi in zip(truth_bands(rows, mine), low, high) if lo <= t1 and t0 <= hi)
         band_text = f"{banded}/{len(mine)}" if any(r.get("taking_turns") not in ("", None) for r in mine) else "-"
+        machine = [(number(r.get("machine_low_percent", "")), number(r.get("machine_high_percent", ""))) for r in mine
+                   if r.get("taking_turns") in NOT_TAKING_TURNS]
+        machine_text = (f"{median([m[0] for m in machine]):.2f} – {median([m[1] for m in machine]):.2f}"
+                        if machine and all(m[1] == m[1] for m in machine) else "-")
         accuracy = [scoring.accuracy(t, e) for t, e in zip(truth, estimate)]
         recorded = ", ".join(sorted({r.get("date", "") for r in mine} - {""})) or "-"
         lines.append(f"| {kind} | {len(mine)} | {median(truth):.2f} | {median(estimate):.2f} | "
                      f"{median([abs(e - t) for e, t in zip(estimate, truth)]):.2f} | {median(accuracy):.3f} | "
-                     f"{covered}/{len(mine)} | {band_text} | {median([h - lo for h, lo in zip(high, low)]):.2f} | "
+                     f"{covered}/{len(mine)} | {band_text} | {machine_text} | "
+                     f"{median([h - lo for h, lo in zip(high, low)]):.2f} | "
                      f"{recorded} |")
     return "\n".join(lines)
 
