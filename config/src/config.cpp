@@ -284,17 +284,18 @@ std::map<std::string, std::string, std::less<>> read_config_file(const std::stri
   } else if (status.st_size > static_cast<off_t>(kMaxConfigFileBytes)) {
     problem = "is larger than " + std::to_string(kMaxConfigFileBytes >> 20) + " MiB";
   } else {
-    text.resize(kMaxConfigFileBytes + 1);  // one more: a file that grew since fstat is refused
-    std::size_t filled = 0;
-    while (filled < text.size()) {
-      const ssize_t got = ::read(fd, text.data() + filled, text.size() - filled);
+    // In chunks, as long as it is: a buffer of the largest size, zeroed at
+    // every MPI_Init, would cost more than a small file's whole reading. One
+    // byte beyond the bound is enough to refuse a file that grew since fstat.
+    char chunk[16384];
+    while (text.size() <= kMaxConfigFileBytes) {
+      const ssize_t got = ::read(fd, chunk, sizeof chunk);
       if (got < 0 && errno == EINTR) continue;
       if (got < 0) problem = std::string("cannot be read (") + std::strerror(errno) + ")";
       if (got <= 0) break;
-      filled += static_cast<std::size_t>(got);
+      text.append(chunk, static_cast<std::size_t>(got));
     }
-    if (filled > kMaxConfigFileBytes) problem = "is larger than " + std::to_string(kMaxConfigFileBytes >> 20) + " MiB";
-    text.resize(filled);
+    if (text.size() > kMaxConfigFileBytes) problem = "is larger than " + std::to_string(kMaxConfigFileBytes >> 20) + " MiB";
   }
   ::close(fd);
   if (!problem.empty()) {
