@@ -14,7 +14,10 @@ namespace tremor::interpose {
 namespace {
 
 ProcessEnvironment& stored() {
-  static ProcessEnvironment environment;  // function-local: no work at load time
+  // Function-local: no work at load time. Never destroyed: an application may
+  // call MPI_Finalize from its own exit-time destructor, after the statics
+  // made during the run are gone (docs/reliability.md#exit-time-finalize).
+  static ProcessEnvironment& environment = *new ProcessEnvironment();
   return environment;
 }
 

@@ -22,7 +22,9 @@ struct CommunicatorCache {
   std::unordered_map<std::uintptr_t, bool> spans;
 };
 CommunicatorCache& communicator_cache() {
-  static CommunicatorCache cache;  // function-local: no work at load time
+  // Function-local: no work at load time; never destroyed (MPI_Finalize may
+  // come from an exit-time destructor, docs/reliability.md#exit-time-finalize).
+  static CommunicatorCache& cache = *new CommunicatorCache();
   return cache;
 }
 
@@ -32,7 +34,7 @@ struct PersistentTable {
   std::atomic<std::size_t> size{0};
 };
 PersistentTable& persistent_table() {
-  static PersistentTable table;
+  static PersistentTable& table = *new PersistentTable();  // never destroyed, as above
   return table;
 }
 

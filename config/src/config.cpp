@@ -336,7 +336,8 @@ const Setting* find_setting(std::string_view name) {
 }
 
 const Config& default_config() {
-  static const Config defaults;
+  // Never destroyed: read at an MPI_Finalize an exit-time destructor may call.
+  static const Config& defaults = *new Config();
   return defaults;
 }
 

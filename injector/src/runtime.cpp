@@ -109,7 +109,9 @@ struct InjectorState {
 };
 
 InjectorState& state() noexcept {
-  static InjectorState instance;
+  // Never destroyed: an application may call MPI_Finalize from its own
+  // exit-time destructor, after the statics made during the run are gone.
+  static InjectorState& instance = *new InjectorState();
   return instance;
 }
 

@@ -166,7 +166,8 @@ ProcessEnvironment decode_environment(std::string_view text) {
 }
 
 const std::string& NodeEnvironment::fact(std::string_view name) const {
-  static const std::string missing = unknown_fact("no such fact");
+  // Never destroyed: read at an MPI_Finalize an exit-time destructor may call.
+  static const std::string& missing = *new std::string(unknown_fact("no such fact"));
   for (std::size_t i = 0; i < kNodeFacts.size(); ++i)
     if (kNodeFacts[i] == name) return facts[i];
   return missing;
