@@ -7,15 +7,16 @@
 # below 0.5 and no compiler runs (at most --wait-min minutes, then it stops
 # and says so). Writes validation/heldout/<workload>/runs.csv, summary.md and
 # kinds.png. Then the false-alarm check: --clean-runs clean runs of three more
-# packaged applications, MOCASSIN (MPICH, 2 ranks), LAMMPS (Open MPI, 2 ranks)
-# and Elk (Open MPI, 4 ranks on the 2 cores: oversubscribed), into
+# packaged applications, MOCASSIN (MPICH, 2 ranks), LAMMPS (Open MPI, 2 ranks),
+# BAGEL (MPICH, 2 ranks) and Elk (Open MPI, 4 ranks on the 2 cores:
+# oversubscribed), into
 # validation/clean/<workload>/. Last it refreshes the tables of docs/accuracy.md.
 #
 # usage: validation/campaigns/heldout.sh [--tag model-freeze-2] [--runs 3] [--seed 1000]
 #                                     [--clean-runs 5] [--keep DIR] [--wait-min 60]
 # Needs build-mpich and build-openmpi (scripts/build.sh) built from the tag,
-# pw.x, mocassin, lmp and elk-lapw (Debian: quantum-espresso
-# quantum-espresso-data mocassin lammps lammps-examples elk-lapw).
+# pw.x, mocassin, lmp, BAGEL and elk-lapw (Debian: quantum-espresso
+# quantum-espresso-data mocassin lammps lammps-examples bagel elk-lapw).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 tag=model-freeze-2 runs=3 seed=1000 clean_runs=5 keep="" wait_min=60
@@ -37,7 +38,7 @@ git rev-parse -q --verify "refs/tags/$tag" >/dev/null || { echo "heldout.sh: no 
 if ! git diff --quiet "$tag" -- estimators/; then
   echo "heldout.sh: estimators/ differs from $tag: the model changed after its freeze" >&2; exit 2
 fi
-for program in pw.x mocassin lmp elk-lapw; do
+for program in pw.x mocassin lmp BAGEL elk-lapw; do
   command -v "$program" >/dev/null || { echo "heldout.sh: $program not found (see the usage above)" >&2; exit 2; }
 done
 for b in build-mpich build-openmpi; do
@@ -89,6 +90,8 @@ clean_campaign() {  # name build flavour np workload
 clean_campaign mocassin build-mpich mpich 2 "$apps/run-in-deck.sh $apps/mocassin_hii40 mocassin"
 clean_campaign lammps build-openmpi openmpi 2 \
   "$apps/run-in-deck.sh /usr/share/lammps/examples/crack lmp -in in.crack -screen none -log none"
+clean_campaign bagel build-mpich mpich 2 \
+  "$apps/run-in-deck.sh $apps/bagel_benzene env BAGEL_NUM_THREADS=1 OMP_NUM_THREADS=1 BAGEL benzene.json"
 clean_campaign elk-oversubscribed build-openmpi openmpi 4 \
   "$apps/run-in-deck.sh $apps/elk_al env OMP_NUM_THREADS=1 elk-lapw"
 echo "recorded with the model of $tag ($(git rev-parse --short "$tag")), injector and truth of $(git rev-parse --short HEAD), on $(date -u +%F)" > validation/clean/README.md
