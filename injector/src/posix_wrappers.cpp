@@ -22,16 +22,23 @@
 namespace tremor::inject {
 namespace {
 
+// The checks leave errno as the application left it: a failed fstat must
+// not show through a call that then succeeds.
 bool regular_descriptor(int fd) noexcept {
+  const int saved = errno;
   struct stat info {};
-  return fd >= 0 && fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
+  const bool regular = fd >= 0 && fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
+  errno = saved;
+  return regular;
 }
 
 // A path names a regular file, or none yet and the call creates one.
 bool regular_path(int dirfd, const char* path, bool creates) noexcept {
+  const int saved = errno;
   struct stat info {};
-  if (path != nullptr && fstatat(dirfd, path, &info, 0) == 0) return S_ISREG(info.st_mode);
-  return creates;
+  const bool exists = path != nullptr && fstatat(dirfd, path, &info, 0) == 0;
+  errno = saved;
+  return exists ? S_ISREG(info.st_mode) : creates;
 }
 
 bool regular_stream(FILE* stream) noexcept { return stream != nullptr && regular_descriptor(fileno(stream)); }
