@@ -93,7 +93,7 @@ bool creates(int flags) noexcept { return (flags & O_CREAT) != 0 || (flags & O_T
 #define TREMOR_INJECT_POSIX_OPEN(name, params, args)                                              \
   TREMOR_INJECT_EXPORT int name(TREMOR_INJECT_EXPAND params, ...) {                               \
     mode_t mode = 0;                                                                              \
-    if ((flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE) {                             \
+    if (tremor::inject::creates(flags)) {                                                         \
       va_list extra;                                                                              \
       va_start(extra, flags);                                                                     \
       mode = static_cast<mode_t>(va_arg(extra, unsigned int));                                    \

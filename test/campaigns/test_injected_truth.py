@@ -141,34 +141,37 @@ def main():
             h5["segments/duration_s"] = np.full(2, 0.1)
             h5["injection/rank"] = np.array([1], dtype=np.int32)
         expect_unavailable("an injected run without logs", folder, failures)
-        # The machine's own: segment 1, rank 1 lost 3 ms to the run queue and
-        # arrived last by those 3 ms: 3 ms. Segment 2, rank 1 lost 3 ms but rank 0
-        # arrived 7 ms after it anyway: nothing before the collective; inside it,
-        # rank 1 queued 9 ms while it waited 7 ms: at least 2 ms after the last
-        # arrival. Segment 0 (no earlier collective) and the last count nothing.
-        folder = os.path.join(tmp, "machine")
-        write_run(folder, 4, [(0, 0, A, 0.0, 1.0, 0.0, 0.0), (1, 0, A, 0.0, 1.0, 0.5, 0.5),
-                              (0, 1, A, 0.0, 2.000, 0.0, 0.0), (1, 1, A, 0.0, 2.003, 0.503, 0.503),
-                              (0, 2, A, 0.0, 3.010, 0.0, 0.0), (1, 2, A, 0.0, 3.003, 0.506, 0.515),
-                              (0, 3, "MPI_Barrier", 0.0, 4.0, 0.1, 0.1), (1, 3, "MPI_Barrier", 0.0, 4.0, 0.6, 0.6)])
-        low, high = machine(folder)
-        expect("the machine's own, low bound", low, 0.005, failures)
-        expect("the machine's own, high bound", high, 0.003 + 0.012, failures)
-        # A planted 10 ms delay in rank 0's closing collective hides rank 1's 3 ms.
-        folder = os.path.join(tmp, "machine_hidden")
-        write_run(folder, 3, [(0, 0, A, 0.0, 1.0, 0.0, 0.0), (1, 0, A, 0.0, 1.0, 0.0, 0.0),
-                              (0, 1, A, 0.010, 2.000, 0.0, 0.0), (1, 1, A, 0.0, 2.003, 0.003, 0.003)])
-        low, high = machine(folder)
-        expect("the machine's own behind a planted delay, low", low, 0.0, failures)
-        expect("the machine's own behind a planted delay, high", high, 0.003, failures)
-        # Ranks that arrive together though rank 0 lost 2 ms and rank 1 1 ms:
-        # coupled; the arrivals show 1 ms (both lost at least that), at most 3 ms.
-        folder = os.path.join(tmp, "machine_coupled")
-        write_run(folder, 3, [(0, 0, A, 0.0, 1.0, 0.0, 0.0), (1, 0, A, 0.0, 1.0, 0.0, 0.0),
-                              (0, 1, A, 0.0, 2.0, 0.002, 0.002), (1, 1, A, 0.0, 2.0, 0.001, 0.001)])
-        low, high = machine(folder)
-        expect("coupled ranks, low", low, 0.001, failures)
-        expect("coupled ranks, high", high, 0.003, failures)
+        # The machine's own, (name, segments, rows, low, high):
+        # - segment 1, rank 1 lost 3 ms to the run queue and arrived last by
+        #   those 3 ms: 3 ms; segment 2, rank 1 lost 3 ms but rank 0 arrived 7 ms
+        #   after it anyway: nothing before the collective; inside it, rank 1
+        #   queued 9 ms while it waited 7 ms: at least 2 ms after the last
+        #   arrival; segment 0 (no earlier collective) and the last count nothing;
+        # - a planted 10 ms delay in rank 0's closing collective hides rank 1's 3 ms;
+        # - ranks that arrive together though rank 0 lost 2 ms and rank 1 1 ms:
+        #   coupled; the arrivals show 1 ms (both lost at least that), at most 3 ms.
+        machine_cases = [
+            ("the machine's own", 4,
+             [(0, 0, A, 0.0, 1.0, 0.0, 0.0), (1, 0, A, 0.0, 1.0, 0.5, 0.5),
+              (0, 1, A, 0.0, 2.000, 0.0, 0.0), (1, 1, A, 0.0, 2.003, 0.503, 0.503),
+              (0, 2, A, 0.0, 3.010, 0.0, 0.0), (1, 2, A, 0.0, 3.003, 0.506, 0.515),
+              (0, 3, "MPI_Barrier", 0.0, 4.0, 0.1, 0.1), (1, 3, "MPI_Barrier", 0.0, 4.0, 0.6, 0.6)],
+             0.005, 0.003 + 0.012),
+            ("the machine's own behind a planted delay", 3,
+             [(0, 0, A, 0.0, 1.0, 0.0, 0.0), (1, 0, A, 0.0, 1.0, 0.0, 0.0),
+              (0, 1, A, 0.010, 2.000, 0.0, 0.0), (1, 1, A, 0.0, 2.003, 0.003, 0.003)],
+             0.0, 0.003),
+            ("coupled ranks", 3,
+             [(0, 0, A, 0.0, 1.0, 0.0, 0.0), (1, 0, A, 0.0, 1.0, 0.0, 0.0),
+              (0, 1, A, 0.0, 2.0, 0.002, 0.002), (1, 1, A, 0.0, 2.0, 0.001, 0.001)],
+             0.001, 0.003),
+        ]
+        for number, (name, segments, rows, want_low, want_high) in enumerate(machine_cases):
+            folder = os.path.join(tmp, f"machine_{number}")
+            write_run(folder, segments, rows)
+            low, high = machine(folder)
+            expect(f"{name}, low bound", low, want_low, failures)
+            expect(f"{name}, high bound", high, want_high, failures)
         # Logs without the run-queue columns give no figure.
         folder = os.path.join(tmp, "machine_unlogged")
         write_run(folder, 3, [(0, 0, A, 0.0, 1.0), (1, 0, A, 0.0, 1.0), (0, 1, A, 0.0, 2.0), (1, 1, A, 0.0, 2.003)])

@@ -118,6 +118,17 @@ def delays(h5):
             "time_s": np.array([r["time_s"] for r in rows], dtype=np.float64)}
 
 
+def _closing_rows(logs, segments):
+    """{(segment, rank): the rank's last boundary-call row in the segment}, for
+    every segment but the last (it ends at MPI_Finalize)."""
+    closing = {}
+    for rank, rows in logs.items():
+        for row in rows:
+            if 0 <= row["segment"] < segments - 1 and row["call"] in BOUNDARY_CALLS:
+                closing[(row["segment"], rank)] = row
+    return closing
+
+
 def critical_path(h5):
     """(critical path s, largest delay s) of the planted delays; (0, 0) without any.
     Segment -1 (Tremor's own start-up) is left out."""
@@ -173,11 +184,7 @@ def machine_path(h5):
     injector, a kernel without schedstat)."""
     logs = run_logs(h5)
     segments = int(h5["segments/duration_s"].shape[0])
-    closing = {}  # (segment, rank) -> the rank's last boundary-call row in the segment
-    for rank, rows in logs.items():
-        for row in rows:
-            if 0 <= row["segment"] < segments - 1 and row["call"] in BOUNDARY_CALLS:
-                closing[(row["segment"], rank)] = row
+    closing = _closing_rows(logs, segments)
     if not closing or any(row["queued_entered_s"] is None or row["queued_returned_s"] is None
                           for row in closing.values()):
         return None
