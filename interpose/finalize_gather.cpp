@@ -99,6 +99,7 @@ struct RankFacts {
   char host[kHostLength];
   double run_queue_delay_s;
   double slept_s;
+  double own_sleep_s;
   QuantizedValues raw_totals;
   FeatureVector raw_feature_totals;
 };
@@ -282,6 +283,7 @@ bool FinalizeGather::post_rest() {
   const SchedulerTimes times = scheduler_times_since_init();
   facts.run_queue_delay_s = times.run_queue_delay_s;
   facts.slept_s = times.slept_s;
+  facts.own_sleep_s = recorder_.own_sleep_s();
   facts.raw_totals = local_.raw_totals;
   facts.raw_feature_totals = local_.raw_feature_totals;
   writer.put(&facts, sizeof facts);
@@ -379,7 +381,10 @@ RunData FinalizeGather::assemble() {
   // Every rank's part of collective 3.
   std::vector<std::string> hosts;
   std::vector<std::string_view> environments;
-  std::vector<std::pair<double, double>> scheduler;
+  struct SchedulerFacts {
+    double run_queue_delay_s, slept_s, own_sleep_s;
+  };
+  std::vector<SchedulerFacts> scheduler;
   DetailRanks& detail = run.detail;
   detail.ranks = b.detail_ranks;
   detail.segments = n;
@@ -393,7 +398,7 @@ RunData FinalizeGather::assemble() {
     RankFacts facts;
     std::memcpy(&facts, reader.take(sizeof facts), sizeof facts);
     hosts.emplace_back(facts.host, strnlen(facts.host, kHostLength));
-    scheduler.emplace_back(facts.run_queue_delay_s, facts.slept_s);
+    scheduler.push_back({facts.run_queue_delay_s, facts.slept_s, facts.own_sleep_s});
     run.raw_totals.push_back(facts.raw_totals);
     run.raw_feature_totals.push_back(facts.raw_feature_totals);
     environments.emplace_back(reader.take(sizes.environment_bytes), sizes.environment_bytes);
@@ -424,8 +429,9 @@ RunData FinalizeGather::assemble() {
   }
   run.meta.node_count = assign_nodes(hosts, run.ranks);
   for (std::size_t r = 0; r < run.ranks.size(); ++r) {
-    run.ranks[r].run_queue_delay_s = scheduler[r].first;
-    run.ranks[r].slept_s = scheduler[r].second;
+    run.ranks[r].run_queue_delay_s = scheduler[r].run_queue_delay_s;
+    run.ranks[r].slept_s = scheduler[r].slept_s;
+    run.ranks[r].own_sleep_s = scheduler[r].own_sleep_s;
   }
   assemble_gathered_environment(environments, &run);
   std::vector<std::uint64_t>().swap(b.gathered);

@@ -106,7 +106,11 @@ void account_long_call(ThreadState& state, std::uint64_t start, std::uint64_t en
   const double used = static_cast<double>(now_value - state.last_counter);
   const double outside = static_cast<double>(start - state.last_counter_tick) * ns_per_tick;
   const double call = static_cast<double>(end - start) * ns_per_tick;
-  state.long_inside_counter += static_cast<std::uint64_t>(std::clamp(used - outside, 0.0, call));
+  const double inside = std::clamp(used - outside, 0.0, call);
+  state.long_inside_counter += static_cast<std::uint64_t>(inside);
+  // A block inside an MPI or I/O call is a delay (MPI polls) or the I/O's own
+  // time, not the thread's choice (the boundary's off-CPU time keeps it).
+  counters::CounterSource::drop_slept(static_cast<std::uint64_t>(call - inside));
   state.last_counter = now_value;
   state.last_counter_tick = now_tick;
 }
@@ -188,6 +192,7 @@ void Recorder::start() noexcept {
     take_new_counts(before_start, 0, t_state);
     work_at_segment_start_ = read_work();
     work_start_tick_ = ticks();
+    (void)counters::CounterSource::take_slept();  // what the thread slept before recording began
     current_segment_.store(0, std::memory_order_relaxed);
     if (ThreadState* const self = t_state ? t_state : register_current_thread()) {
       self->last_counter = work_at_segment_start_.value;
@@ -333,6 +338,7 @@ template <bool kLongCollective>
         signed_double(caller->short_inside_ticks) * ns_per_tick_ + signed_double(caller->long_inside_counter);
     work = std::max(0.0, work - inside_ns);
   }
+  const std::uint64_t slept_ns = counters::CounterSource::take_slept();
   if (caller != nullptr) {
     caller->short_inside_ticks = 0;
     caller->long_inside_counter = 0;
@@ -350,9 +356,20 @@ template <bool kLongCollective>
     // off the CPU there was slept (a delay inside the call) or taken by
     // something else. The analysis removes what a rank spent waiting for a
     // later rank anyway (a library that blocks while it waits).
+    double closing = 0.0;
     if (kLongCollective && at_exit.valid && at_exit.value >= work_at_entry.value) {
       const double inside_wall = signed_double(exit_tick - start) * tick;
-      off_cpu += std::max(0.0, inside_wall - signed_double(at_exit.value - work_at_entry.value) * 1e-9);
+      closing = std::max(0.0, inside_wall - signed_double(at_exit.value - work_at_entry.value) * 1e-9);
+      off_cpu += closing;
+    }
+    // Not the thread's own blocking outside MPI and I/O calls (a join, a
+    // lock, a sleep: its helper threads' work, docs/statistics-primary.md).
+    // Inside calls it counts: MPI polls, so a block there was a delay (the
+    // long calls' were dropped at their exits, the closing one's here).
+    if (slept_ns != 0) [[unlikely]] {
+      const double own = std::clamp(signed_double(slept_ns) * 1e-9 - closing, 0.0, off_cpu);
+      own_sleep_s_ += own;
+      off_cpu -= own;
     }
     values[index(Quantized::off_cpu_time)] = off_cpu;
   }

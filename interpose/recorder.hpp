@@ -7,6 +7,7 @@
 #include <sched.h>
 
 #include <atomic>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -88,6 +89,11 @@ class Recorder {
   MPI_Comm finalize_comm() const noexcept { return finalize_comm_; }
   double start_time_unix() const noexcept { return start_time_unix_; }
   double elapsed_s() const noexcept;  // MPI_Init exit to MPI_Finalize entry
+  // The boundary thread's own blocking outside calls, left out of off_cpu_time
+  // (NaN where context-switch records did not tell it apart).
+  double own_sleep_s() const noexcept {
+    return counter_.tells_own_blocking() ? own_sleep_s_ : std::numeric_limits<double>::quiet_NaN();
+  }
   // The open segment's index (boundaries closed so far), -1 outside recording;
   // a stacked injector tags its delays with it (tremor_current_segment).
   long long current_segment() const noexcept { return current_segment_.load(std::memory_order_relaxed); }
@@ -133,6 +139,7 @@ class Recorder {
   std::uint64_t finalize_tick_ = 0;
   WorkReading work_at_segment_start_;
   std::uint64_t work_start_tick_ = 0;  // when work_at_segment_start_ was read
+  double own_sleep_s_ = 0.0;  // taken out of the segments' off-CPU time so far
   double start_time_unix_ = 0.0;
   double tick_seconds_ = 1e-9;  // seconds_per_tick(), fixed once recording starts
   double ns_per_tick_ = 1.0;

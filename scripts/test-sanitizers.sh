@@ -37,7 +37,7 @@ for pass in "${passes[@]}"; do
       # Only what the selected tests run.
       cmake --build "$top/build-asan" -j "$jobs" --target test_segments test_environment_probe write_sample_run test_estimators \
         test_analysis test_lost_interval test_config test_counters test_inject_config tremor tremor_preload tremor_inject \
-        bsp_demo io_app errors_app barrier_loop exit_time_finalize sde_bsp fortran_mpif fortran_usempi fortran_f08 \
+        bsp_demo io_app errors_app barrier_loop exit_time_finalize helper_thread sde_bsp fortran_mpif fortran_usempi fortran_f08 \
         inject_workload stand_in_profiler coverage_threads_app coverage_communicators_app coverage_arguments_app \
         finalize_shim
       # The ranks are built with the sanitizer and the drivers preload Tremor

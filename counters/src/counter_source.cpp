@@ -34,6 +34,7 @@ struct SourceFactory {
     CounterSource source;
     source.events_ = {"CLOCK_THREAD_CPUTIME_ID", "PERF_RECORD_SWITCH"};
     source.clock_period_ns_ = clock_read_period_ns;
+    source.tells_own_blocking_ = detail::preemption_is_flagged();
     return source;
   }
   static CounterSource thread_oncpu() {
@@ -41,6 +42,7 @@ struct SourceFactory {
     source.kind_ = SourceKind::thread_oncpu;
     source.events_ = {"PERF_RECORD_SWITCH"};
     source.clock_period_ns_ = detail::never_read_clock;
+    source.tells_own_blocking_ = detail::preemption_is_flagged();
     return source;
   }
 };

@@ -22,17 +22,24 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 
 #include "tremor/counters/counter_source.hpp"
 
 namespace tremor::counters {
+
+namespace detail {
+constinit thread_local std::uint64_t t_own_blocking_ns __attribute__((tls_model("initial-exec"))) = 0;
+}  // namespace detail
+
 namespace {
 
 // 8 data pages: 2048 switch records (16 bytes each) between two reads.
@@ -41,6 +48,9 @@ constexpr std::size_t data_pages = 8;
 constexpr std::uint64_t max_record_size = 32;
 
 std::atomic<std::uint64_t> resynchronisations{0};
+// PERF_RECORD_MISC_SWITCH_OUT_PREEMPT is set from Linux 4.17 on; before, every
+// switch-out would look like the thread's own block.
+std::atomic<bool> preemption_flagged{false};
 std::atomic<std::uint64_t> clock_reads{0};
 
 std::uint64_t monotonic_ns() noexcept {
@@ -71,6 +81,7 @@ struct OncpuThreadState {
   std::uint64_t anchor_wall = 0;
   std::uint64_t off_cpu = 0;          // switched-out ns since anchor_wall
   std::uint64_t switched_out_at = 0;  // 0: no open switch-out record
+  bool switched_out_runnable = false;  // that switch-out preempted the thread
   std::uint64_t last = 0;
 };
 
@@ -150,6 +161,7 @@ void fork_child() noexcept {
   tls_oncpu.opened = false;
   // The child's thread is a new thread: its CPU clock starts again near 0.
   tls_oncpu.last = 0;
+  detail::t_own_blocking_ns = 0;
 }
 
 [[gnu::noinline, gnu::cold]] std::uint64_t open_on_this_thread(OncpuThreadState& state) noexcept {
@@ -189,10 +201,17 @@ void copy_out(const OncpuThreadState& state, std::uint64_t at, void* out, std::s
       copy_out(state, state.tail + header.size - sizeof time, &time, sizeof time);
       if ((header.misc & PERF_RECORD_MISC_SWITCH_OUT) != 0) {
         state.switched_out_at = time;
+        state.switched_out_runnable = (header.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0;
       } else if (state.switched_out_at != 0) {
         // Only the part after the anchor: the anchor's CPU time holds the rest.
         const std::uint64_t from = std::max(state.switched_out_at, state.anchor_wall);
         if (time > from) state.off_cpu += time - from;
+        // A thread that blocked (a join, a lock, a sleep) gave up its CPU;
+        // one preempted while runnable did not. The wake-up's wait for a CPU
+        // stays in the blocked interval: the count is an upper bound.
+        if (!state.switched_out_runnable && time > state.switched_out_at &&
+            preemption_flagged.load(std::memory_order_relaxed))
+          detail::t_own_blocking_ns += time - state.switched_out_at;
         state.switched_out_at = 0;
       }
     } else if (header.type == PERF_RECORD_LOST) {
@@ -204,9 +223,19 @@ void copy_out(const OncpuThreadState& state, std::uint64_t at, void* out, std::s
   return complete;
 }
 
+bool kernel_flags_preemption() noexcept {
+  utsname name{};
+  if (uname(&name) != 0) return false;
+  unsigned major = 0, minor = 0;
+  if (std::sscanf(name.release, "%u.%u", &major, &minor) != 2) return false;
+  return major > 4 || (major == 4 && minor >= 17);
+}
+
 }  // namespace
 
 namespace detail {
+
+bool preemption_is_flagged() noexcept { return preemption_flagged.load(std::memory_order_relaxed); }
 
 std::uint64_t read_oncpu_on_calling_thread(std::uint64_t clock_period_ns) noexcept {
   OncpuThreadState& state = tls_oncpu;
@@ -237,6 +266,7 @@ std::uint64_t read_oncpu_on_calling_thread(std::uint64_t clock_period_ns) noexce
 std::string probe_oncpu_source() noexcept {
   static const bool registered = [] { return pthread_atfork(nullptr, nullptr, &fork_child) == 0; }();
   (void)registered;
+  preemption_flagged.store(kernel_flags_preemption(), std::memory_order_relaxed);
   perf_event_attr attr = switch_recording_attr();
   const long fd = perf_event_open(&attr);
   if (fd < 0) return std::string("perf_event_open: ") + std::strerror(errno);

@@ -27,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "validation", "campaigns"))
 import injected_truth  # noqa: E402
+import own_sleep  # noqa: E402  (same folder)
 from tremor_testing import CheckFailed, TimingCheckFailed, print_calibration, with_one_retry  # noqa: E402
 METRICS_DEF = os.path.join(HERE, "..", "..", "segments", "include", "tremor", "metrics.def")
 
@@ -509,7 +510,8 @@ def check_offline(f, args):
 
 CHECKS = {"switch_records": lambda f, args: check_switch_records(f, args, args.get("source", "cputime")),
           "work": check_work, "planted": check_planted, "quiet": check_quiet, "offline": check_offline, "fortran": check_fortran, "stacked": check_stacked, "bsp": check_bsp, "segments": check_segments, "io": check_io, "sde": check_sde, "schema": check_schema,
-          "oversubscribed_clean": check_oversubscribed_clean, "tremor_io_untouched": check_tremor_io_untouched}
+          "oversubscribed_clean": check_oversubscribed_clean, "tremor_io_untouched": check_tremor_io_untouched,
+          "own_sleep": lambda f, args: own_sleep.check_own_sleep(f, args, fail)}
 
 
 def busy_ms(checks, run_time_s):

@@ -52,6 +52,8 @@ void require_equal(const RunData& a, const RunData& b) {
     CHECK((a.ranks[r].run_queue_delay_s == b.ranks[r].run_queue_delay_s ||
            (std::isnan(a.ranks[r].run_queue_delay_s) && std::isnan(b.ranks[r].run_queue_delay_s))));
     CHECK((a.ranks[r].slept_s == b.ranks[r].slept_s || (std::isnan(a.ranks[r].slept_s) && std::isnan(b.ranks[r].slept_s))));
+    CHECK((a.ranks[r].own_sleep_s == b.ranks[r].own_sleep_s ||
+           (std::isnan(a.ranks[r].own_sleep_s) && std::isnan(b.ranks[r].own_sleep_s))));
   }
   for (std::size_t m = 0; m < tremor::kQuantizedCount; ++m) {
     REQUIRE(a.global_bins[m].size() == b.global_bins[m].size());
@@ -142,6 +144,7 @@ TEST_CASE("validate_run names the dataset, index and rule of the first value out
       {[](RunData& r) { r.ranks[3].node_id = -1; }, "/ranks/node_id[3] = -1: must be in [0, node_count = 2)"},
       {[](RunData& r) { r.ranks[0].local_rank = 4; }, "/ranks/local_rank[0] = 4"},
       {[&](RunData& r) { r.ranks[0].slept_s = -inf; }, "/ranks/slept_s[0] = -inf"},
+      {[](RunData& r) { r.ranks[1].own_sleep_s = -0.5; }, "/ranks/own_sleep_s[1] = -0.5"},
       {[&](RunData& r) { r.global_bins[1][2].min = nan; }, "/bins/mpi_time/value[2] = nan"},
       {[&](RunData& r) { r.segments.duration_s[7] = nan; }, "/segments/duration_s[7] = nan: must be finite and >= 0"},
       {[](RunData& r) { r.segments.work[3] = -1.0; }, "/segments/work[3] = -1"},

@@ -12,14 +12,14 @@
 # oversubscribed), into
 # validation/clean/<workload>/. Last it refreshes the tables of docs/accuracy.md.
 #
-# usage: validation/campaigns/heldout.sh [--tag model-freeze-2] [--runs 3] [--seed 1000]
+# usage: validation/campaigns/heldout.sh [--tag model-freeze-3] [--runs 3] [--seed 1000]
 #                                     [--clean-runs 5] [--keep DIR] [--wait-min 60]
 # Needs build-mpich and build-openmpi (scripts/build.sh) built from the tag,
 # pw.x, mocassin, lmp, BAGEL and elk-lapw (Debian: quantum-espresso
 # quantum-espresso-data mocassin lammps lammps-examples bagel elk-lapw).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-tag=model-freeze-2 runs=3 seed=1000 clean_runs=5 keep="" wait_min=60
+tag=model-freeze-3 runs=3 seed=1000 clean_runs=5 keep="" wait_min=60
 while [ $# -gt 0 ]; do
   case $1 in
     --tag) tag=$2; shift 2 ;;
@@ -35,8 +35,10 @@ cd "$top"
 # The model may not change after the freeze: a change a held-out result
 # motivates needs a new tag and a new held-out campaign.
 git rev-parse -q --verify "refs/tags/$tag" >/dev/null || { echo "heldout.sh: no tag $tag: freeze the model first" >&2; exit 2; }
-if ! git diff --quiet "$tag" -- estimators/; then
-  echo "heldout.sh: estimators/ differs from $tag: the model changed after its freeze" >&2; exit 2
+# What the recorder measures is part of the model too (the off-CPU time, for one).
+if ! git diff --quiet "$tag" -- estimators/ interpose/ counters/ segments/; then
+  echo "heldout.sh: estimators/, interpose/, counters/ or segments/ differ from $tag: the model changed after its freeze" >&2
+  exit 2
 fi
 for program in pw.x mocassin lmp BAGEL elk-lapw; do
   command -v "$program" >/dev/null || { echo "heldout.sh: $program not found (see the usage above)" >&2; exit 2; }

@@ -23,7 +23,7 @@ namespace tremor {
 // as they are (their bins span several values).
 // 4: /@counter_source is an HDF5 enum (CounterKind); older files store its
 // name as a string, parsed when the file is read.
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 
 // The kind of the run's work counter (the recorder's counters::SourceKind):
@@ -83,6 +83,10 @@ struct RankInfo {
   // Time that thread was neither on a CPU nor waiting for one (asleep,
   // blocked) over the same interval; NaN when not measured.
   double slept_s = std::numeric_limits<double>::quiet_NaN();
+  // Time the thread closing the segments blocked of its own accord outside
+  // MPI and I/O calls (context-switch records), summed over the segments and
+  // left out of their off_cpu_time; NaN when not told apart.
+  double own_sleep_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct RunMetadata {

@@ -50,6 +50,7 @@
 // after a thread's first read. A failure never aborts the host process.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <ctime>
 #include <string>
@@ -71,6 +72,15 @@ namespace detail {
 inline constexpr std::uint64_t never_read_clock = ~std::uint64_t{0};
 // Empty if this process may open the context-switch event, else why.
 std::string probe_oncpu_source() noexcept;
+// The calling thread's time switched out of its own accord (blocked, not
+// preempted), ns, from the records its reads consumed since the last take;
+// 0 on a thread that reads no records. A variable, not a call: a boundary
+// takes it.
+[[gnu::visibility("hidden")]] extern constinit thread_local std::uint64_t t_own_blocking_ns
+    __attribute__((tls_model("initial-exec")));
+// The kernel marks a switch-out that preempted the thread (Linux >= 4.17);
+// known once probe_oncpu_source ran.
+bool preemption_is_flagged() noexcept;
 
 // Out of line: per-thread PAPI event set, built on the thread's first read.
 [[gnu::visibility("hidden")]] std::uint64_t read_papi_on_calling_thread(int event_code,
@@ -119,6 +129,22 @@ class CounterSource {
   // Reads come from context-switch records: thread_oncpu always,
   // thread_cputime between its clock reads.
   [[nodiscard]] bool uses_switch_records() const noexcept { return kind_ != SourceKind::papi && clock_period_ns_ != 0; }
+  // Whether take_slept() tells the thread's own blocking from preemption.
+  [[nodiscard]] bool tells_own_blocking() const noexcept { return tells_own_blocking_; }
+  // The calling thread's own blocking (switch-outs that did not preempt it),
+  // ns, up to its last read(), since its last take; 0 where not told apart.
+  static std::uint64_t take_slept() noexcept {
+    const std::uint64_t slept = detail::t_own_blocking_ns;
+    if (slept != 0) [[unlikely]]
+      detail::t_own_blocking_ns = 0;
+    return slept;
+  }
+  // After a read at the exit of a call the thread spent `off_cpu_ns` of off
+  // the CPU: blocking inside it was no choice of the thread's (the caller
+  // polls there), so up to that much is no longer its own.
+  static void drop_slept(std::uint64_t off_cpu_ns) noexcept {
+    detail::t_own_blocking_ns -= std::min(detail::t_own_blocking_ns, off_cpu_ns);
+  }
 
  private:
   friend struct SourceFactory;
@@ -127,6 +153,7 @@ class CounterSource {
   std::uint32_t papi_generation_ = 0;
   // CPU-time sources: 0 = the clock on every read.
   std::uint64_t clock_period_ns_ = 0;
+  bool tells_own_blocking_ = false;  // context-switch records on a kernel that flags preemption
   std::vector<std::string> events_;
   std::string unit_ = "ns";
 };
