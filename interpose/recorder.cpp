@@ -193,6 +193,7 @@ void Recorder::start() noexcept {
     work_at_segment_start_ = read_work();
     work_start_tick_ = ticks();
     (void)counters::CounterSource::take_slept();  // what the thread slept before recording began
+    others_cpu_mark_ = process_and_thread_cpu_s();
     current_segment_.store(0, std::memory_order_relaxed);
     if (ThreadState* const self = t_state ? t_state : register_current_thread()) {
       self->last_counter = work_at_segment_start_.value;
@@ -366,11 +367,8 @@ template <bool kLongCollective>
     // lock, a sleep: its helper threads' work, docs/statistics-primary.md).
     // Inside calls it counts: MPI polls, so a block there was a delay (the
     // long calls' were dropped at their exits, the closing one's here).
-    if (slept_ns != 0) [[unlikely]] {
-      const double own = std::clamp(signed_double(slept_ns) * 1e-9 - closing, 0.0, off_cpu);
-      own_sleep_s_ += own;
-      off_cpu -= own;
-    }
+    if (slept_ns >= kOwnBlockingReadFloorNs) [[unlikely]]
+      off_cpu -= own_blocking_s(signed_double(slept_ns) * 1e-9 - closing, off_cpu);
     values[index(Quantized::off_cpu_time)] = off_cpu;
   }
 
@@ -396,6 +394,29 @@ template <bool kLongCollective>
     caller->last_counter = work_at_segment_start_.value;
     caller->last_counter_tick = work_start_tick_;
   }
+}
+
+Recorder::ProcessCpu Recorder::process_and_thread_cpu_s() noexcept {
+  timespec process{};
+  timespec thread{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &process);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &thread);
+  return {static_cast<double>(process.tv_sec) + 1e-9 * static_cast<double>(process.tv_nsec),
+          static_cast<double>(thread.tv_sec) + 1e-9 * static_cast<double>(thread.tv_nsec)};
+}
+
+double Recorder::own_blocking_s(double blocked_outside_calls_s, double off_cpu_s) noexcept {
+  // The thread waited for its own process's work only as far as the
+  // process's other threads used CPUs meanwhile (helpers, OpenMP workers):
+  // a block with nothing else of the process running (a sleep, a slowed
+  // core's stand-in) stays in the off-CPU time. Since the last reading: at
+  // most a few segments more than this one's.
+  const ProcessCpu now = process_and_thread_cpu_s();
+  const double others = (now.process_s - others_cpu_mark_.process_s) - (now.thread_s - others_cpu_mark_.thread_s);
+  others_cpu_mark_ = now;
+  const double own = std::clamp(std::min(blocked_outside_calls_s, others), 0.0, off_cpu_s);
+  own_sleep_s_ += own;
+  return own;
 }
 
 void Recorder::close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkReading work_at_entry) noexcept {

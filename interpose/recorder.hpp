@@ -107,6 +107,10 @@ class Recorder {
 
  private:
   Recorder() = default;
+  struct ProcessCpu {
+    double process_s = 0.0;  // CLOCK_PROCESS_CPUTIME_ID
+    double thread_s = 0.0;   // CLOCK_THREAD_CPUTIME_ID of the reading thread
+  };
   struct NewCounts {
     FeatureVector features;
     std::uint64_t mpi_ticks;
@@ -126,6 +130,10 @@ class Recorder {
   bool store_segment(const QuantizedValues& values, const NewCounts& counts, std::uint16_t call,
                      bool same_kind) noexcept;
   void open_spill() noexcept;
+  static ProcessCpu process_and_thread_cpu_s() noexcept;
+  // The part of `off_cpu_s` the closing thread spent waiting for its own
+  // process's other threads outside calls (at most `blocked_outside_calls_s`).
+  [[gnu::noinline, gnu::cold]] double own_blocking_s(double blocked_outside_calls_s, double off_cpu_s) noexcept;
 
   Config config_;
   std::vector<std::string> config_messages_;
@@ -140,6 +148,10 @@ class Recorder {
   WorkReading work_at_segment_start_;
   std::uint64_t work_start_tick_ = 0;  // when work_at_segment_start_ was read
   double own_sleep_s_ = 0.0;  // taken out of the segments' off-CPU time so far
+  ProcessCpu others_cpu_mark_;  // at the last own-blocking reading
+  // A thread's own blocking shorter than this is left in the off-CPU time:
+  // the two clock reads that weigh it cost about 1 us (the long-call bound).
+  static constexpr std::uint64_t kOwnBlockingReadFloorNs = 20'000;
   double start_time_unix_ = 0.0;
   double tick_seconds_ = 1e-9;  // seconds_per_tick(), fixed once recording starts
   double ns_per_tick_ = 1.0;
