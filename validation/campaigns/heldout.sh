@@ -12,14 +12,14 @@
 # oversubscribed), into
 # validation/clean/<workload>/. Last it refreshes the tables of docs/accuracy.md.
 #
-# usage: validation/campaigns/heldout.sh [--tag model-freeze-3] [--runs 3] [--seed 1000]
+# usage: validation/campaigns/heldout.sh [--tag model-freeze-4] [--runs 3] [--seed 1000]
 #                                     [--clean-runs 5] [--keep DIR] [--wait-min 60]
 # Needs build-mpich and build-openmpi (scripts/build.sh) built from the tag,
 # pw.x, mocassin, lmp, BAGEL and elk-lapw (Debian: quantum-espresso
 # quantum-espresso-data mocassin lammps lammps-examples bagel elk-lapw).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-tag=model-freeze-3 runs=3 seed=1000 clean_runs=5 keep="" wait_min=60
+tag=model-freeze-4 runs=3 seed=1000 clean_runs=5 keep="" wait_min=60
 while [ $# -gt 0 ]; do
   case $1 in
     --tag) tag=$2; shift 2 ;;
