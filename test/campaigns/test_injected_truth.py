@@ -146,11 +146,19 @@ def main():
         #   those 3 ms: 3 ms; segment 2, rank 1 lost 3 ms but rank 0 arrived 7 ms
         #   after it anyway: nothing before the collective; inside it, rank 1
         #   queued 9 ms while it waited 7 ms: at least 2 ms after the last
-        #   arrival; segment 0 (no earlier collective) and the last count nothing;
+        #   arrival; segment 0 (no start-up collective logged) and the last
+        #   count nothing;
         # - a planted 10 ms delay in rank 0's closing collective hides rank 1's 3 ms;
         # - ranks that arrive together though rank 0 lost 2 ms and rank 1 1 ms:
-        #   coupled; the arrivals show 1 ms (both lost at least that), at most 3 ms.
+        #   coupled; the arrivals show 1 ms (both lost at least that), at most 3 ms;
+        # - segment 0 counted from Tremor's start-up broadcast (segment -1): rank
+        #   1 lost 4 ms to the run queue and arrived last by those 4 ms.
         machine_cases = [
+            ("segment 0 from the start-up collective", 3,
+             [(0, -1, "MPI_Bcast", 0.0, 0.5, 0.0, 0.0), (1, -1, "MPI_Bcast", 0.0, 0.5, 0.1, 0.1),
+              (0, 0, A, 0.0, 1.0, 0.0, 0.0), (1, 0, A, 0.0, 1.004, 0.104, 0.104),
+              (0, 1, A, 0.0, 2.0, 0.0, 0.0), (1, 1, A, 0.0, 2.0, 0.104, 0.104)],
+             0.004, 0.004),
             ("the machine's own", 4,
              [(0, 0, A, 0.0, 1.0, 0.0, 0.0), (1, 0, A, 0.0, 1.0, 0.5, 0.5),
               (0, 1, A, 0.0, 2.000, 0.0, 0.0), (1, 1, A, 0.0, 2.003, 0.503, 0.503),

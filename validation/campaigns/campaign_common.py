@@ -102,6 +102,16 @@ class Scoring:
         return "high" if percent > self.high_above else "medium"
 
 
+def program_names(command):
+    """The names the ranks' processes may carry: the command's own and, where it
+    is a wrapper that execs another (run-in-deck.sh DECK [env K=V] PROGRAM ...),
+    every later word that could name a program (not an option, an assignment
+    or a folder). A process is sampled while its name is one of them."""
+    words = [command[0]] + [w for w in command[1:]
+                            if not w.startswith("-") and "=" not in w and not os.path.isdir(w)]
+    return list(dict.fromkeys(words))
+
+
 def run_under_launcher(launcher, ranks, preload, command, env_extra, output_dir, timeout_s):
     """Runs `launcher -n ranks command` with the libraries preloaded.
 
@@ -119,7 +129,7 @@ def run_under_launcher(launcher, ranks, preload, command, env_extra, output_dir,
     env.setdefault("TREMOR_LOG_LEVEL", "warn")
     argv = shlex.split(launcher) + ["-n", str(ranks)] + list(command)
     start = time.monotonic()
-    result, load = machine_load.run_measured(argv, env, timeout_s, [command[0]])
+    result, load = machine_load.run_measured(argv, env, timeout_s, program_names(command))
     wall = time.monotonic() - start
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} exited {result.returncode}:\n{result.stderr[-2000:]}")
@@ -136,7 +146,7 @@ def run_under_launcher(launcher, ranks, preload, command, env_extra, output_dir,
 def read_machine_load(output_dir, run_time_s):
     """What the machine took from the ranks of the run in output_dir, % of run_time_s
     (the kernel's run-queue delay of their threads plus steal), or "" when not
-    measured (no process of the command's name was seen: a wrapper script)."""
+    measured (no process of the command's names was seen)."""
     path = os.path.join(output_dir, MACHINE_LOAD_FILE)
     if not os.path.exists(path):
         return ""

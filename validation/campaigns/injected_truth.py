@@ -42,9 +42,11 @@ must have come after the last arrival,
 
 High: every rank's run-queue delay in full, sum_r(q_r + i_r): ranks coupled
 by untraced messages arrive together whoever was delayed, and delays of two
-ranks at different moments of a segment pass on one after the other. Segment 0 (no earlier collective to count
-from) and the last segment (it ends at MPI_Finalize, which is not logged)
-are left out.
+ranks at different moments of a segment pass on one after the other.
+Segment 0 counts from each rank's last call of Tremor's own start-up
+(segment -1, e.g. the spill's broadcast of its file name, just before the
+profiler's first segment opens), and is left out where a rank logged none; the last segment (it ends at MPI_Finalize, which is not
+logged) is left out.
 """
 import csv
 import glob
@@ -120,11 +122,13 @@ def delays(h5):
 
 def _closing_rows(logs, segments):
     """{(segment, rank): the rank's last boundary-call row in the segment}, for
-    every segment but the last (it ends at MPI_Finalize)."""
+    every segment but the last (it ends at MPI_Finalize); for Tremor's
+    start-up (segment -1) the rank's last row of any call, where the first
+    segment opens."""
     closing = {}
     for rank, rows in logs.items():
         for row in rows:
-            if 0 <= row["segment"] < segments - 1 and row["call"] in BOUNDARY_CALLS:
+            if row["segment"] == -1 or (0 <= row["segment"] < segments - 1 and row["call"] in BOUNDARY_CALLS):
                 closing[(row["segment"], rank)] = row
     return closing
 
@@ -189,7 +193,7 @@ def machine_path(h5):
                           for row in closing.values()):
         return None
     low_s = high_s = 0.0
-    for segment in range(1, segments - 1):
+    for segment in range(0, segments - 1):
         rows = {rank: closing.get((segment, rank)) for rank in logs}
         before = {rank: closing.get((segment - 1, rank)) for rank in logs}
         if any(rows[r] is None or before[r] is None for r in logs):
