@@ -92,7 +92,8 @@ if [ "$clean_only" = 0 ]; then
   echo "recorded with the model of $tag ($(git rev-parse --short "$tag")), injector and truth of $(git rev-parse --short HEAD), on $(date -u +%F)" > validation/heldout/README.md
 fi
 
-# No false alarms: clean runs of three more applications, one oversubscribed.
+# No false alarms: clean runs of four more applications, one oversubscribed,
+# then three of them on one rank.
 clean_campaign() {  # name build flavour np workload
   wait_until_quiet
   /usr/bin/python3 validation/campaigns/kinds_campaign.py --build "$2" --flavour "$3" --np "$4" --runs "$clean_runs" \

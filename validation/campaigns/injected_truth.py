@@ -45,8 +45,8 @@ by untraced messages arrive together whoever was delayed, and delays of two
 ranks at different moments of a segment pass on one after the other.
 Segment 0 counts from each rank's last call of Tremor's own start-up
 (segment -1, e.g. the spill's broadcast of its file name, just before the
-profiler's first segment opens), and is left out where a rank logged none; the last segment (it ends at MPI_Finalize, which is not
-logged) is left out.
+profiler's first segment opens), and is left out where a rank logged none;
+the last segment (it ends at MPI_Finalize, which is not logged) is left out.
 """
 import csv
 import glob
