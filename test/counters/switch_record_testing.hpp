@@ -35,6 +35,15 @@ inline void require_perf() {
   if (!reason.empty()) FAIL("context-switch records unavailable here (run it through CTest to skip): " << reason);
 }
 
+// The source `spec` opens, which must read context-switch records (the case
+// fails where it does not).
+inline CounterSource switch_record_source(const char* spec) {
+  const auto opened = open_counter_source(spec);
+  INFO(opened.explanation << opened.switch_records_note);
+  REQUIRE(opened.source.uses_switch_records());
+  return opened.source;
+}
+
 // Pins the calling thread to one CPU the process may use.
 inline void pin_to(int cpu) {
   cpu_set_t set;

@@ -24,13 +24,6 @@ using namespace tremor::counters::testing;
 
 namespace {
 
-CounterSource assisted_source() {
-  const auto opened = open_counter_source("cputime");
-  INFO(opened.switch_records_note);
-  REQUIRE(opened.source.uses_switch_records());
-  return opened.source;
-}
-
 // Sleeping longer than the period makes the thread's next read an anchor.
 void outlast_period() { std::this_thread::sleep_for(std::chrono::nanoseconds(2 * clock_read_period_ns)); }
 
@@ -75,7 +68,7 @@ TEST_CASE("the CPU-time fallback uses context-switch records unless told not to"
 
 TEST_CASE("the clock is read once per period of reads, and no less often", "[counters][cputime][perf]") {
   require_perf();
-  const CounterSource source = assisted_source();
+  const CounterSource source = switch_record_source("cputime");
   (void)source.read();
   outlast_period();
 
@@ -100,7 +93,7 @@ TEST_CASE("the clock is read once per period of reads, and no less often", "[cou
 
 TEST_CASE("a read after the period is the kernel's thread clock", "[counters][cputime][perf]") {
   require_perf();
-  const CounterSource source = assisted_source();
+  const CounterSource source = switch_record_source("cputime");
   (void)source.read();
   compute_past_period();
   const std::uint64_t a0 = source.read();
@@ -118,7 +111,7 @@ TEST_CASE("a read after the period is the kernel's thread clock", "[counters][cp
 
 TEST_CASE("threads sharing a core read their own CPU time within a period", "[counters][cputime][threads][perf]") {
   require_perf();
-  const CounterSource source = assisted_source();
+  const CounterSource source = switch_record_source("cputime");
   const int cpu = first_allowed_cpu();
   struct measured {
     std::uint64_t source = 0, clock = 0, wall = 0;

@@ -23,13 +23,6 @@ namespace {
 
 constexpr std::uint64_t ns_per_ms = 1'000'000;
 
-CounterSource switch_record_source(const char* spec) {
-  const auto opened = open_counter_source(spec);
-  INFO(opened.explanation << opened.switch_records_note);
-  REQUIRE(opened.source.uses_switch_records());
-  return opened.source;
-}
-
 // The calling thread's own blocking since the last take, up to a read made now.
 std::uint64_t slept_since_last_take(const CounterSource& source) {
   REQUIRE(source.tells_own_blocking());
