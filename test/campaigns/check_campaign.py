@@ -2,37 +2,39 @@
 """Runs a short validation campaign and checks what it produced.
 
 usage: check_campaign.py interference|scale|kinds OUTPUT_DIR -- CAMPAIGN_SCRIPT ARGS...
-The campaign is run with --output OUTPUT_DIR (emptied first); exit 0 when
-every check passes, 1 with one "CHECK FAILED" line otherwise.
+The campaign is run once with --output OUTPUT_DIR (emptied first); exit 0
+when every check passes, 1 with one "CHECK FAILED" line otherwise. Nothing is
+retried or skipped: the estimates' accuracy is checked on recorded runs (the
+replays); these live campaigns check what holds on a busy machine.
 
+Every run's machine_percent (the kernel's count of what the machine took
+from its ranks, validation/campaigns/machine_load.py) must be a number: a
+campaign that could not measure it fails.
 interference: runs.csv has one row per run; runs without injection logged no
-delay and are estimated low unless the machine took more than the low
-class's margin from them; every run at the heaviest level is estimated high
-and its injected critical path is above 15 %; the fastest run measures 0 and
-0 <= measured <= raw for every run; accuracy follows its definition;
-summary.csv/.md and both PNG plots exist.
-kinds: runs.csv has --runs rows per kind; every injected kind's primary
-estimate less its injected critical path (the injector's logs; above 2 %)
-lies within KIND_ERROR's band for that kind and puts at least a given share
-of its lost time in the component the delays sit in (EXPECTED_COMPONENT);
-clean runs read below their ceiling; runs beside another process
-(contended*) are within their band of their wall-clock loss; the paper's
-4·MAD (a known-wrong estimator where most segments are delayed) lands
-outside the band of most_p0.9; summary.md exists.
-Every band is k·σ of a quiet calibration, widened by what the machine was
-measured to take from the run (runs.csv machine_percent, the kernel's count;
-never the estimate). A campaign whose misses all fell on runs measured busy
-is run once more (logged); missing there on busy runs again skips the test
-(exit 77); a miss on a run measured quiet fails it.
+delay and read below the low class's limit plus what the machine took from
+them; every run at the heaviest level is estimated high and its injected
+critical path is above 15 %; the fastest run measures 0 and 0 <= measured <=
+raw for every run; accuracy follows its definition; summary.csv/.md and both
+PNG plots exist.
+kinds (plumbing): runs.csv has --runs rows per kind; every run kept (--keep)
+its run file, its report, its injector logs and its machine_load.txt; kinds
+without injection logged no delay and have a truth of 0, injected kinds
+logged delays on the injected rank and have a truth above 0; every report
+splits the lost time into compute, mpi and io, as runs.csv does;
+summary.md exists.
 scale: predictions exist at every requested size, are finite with
 ci_low <= median <= ci_high and pi_low < median < pi_high, every base run has
 a headline method, and each method's median does not decrease with the scale
-factor; every target size has actual runs compared with them;
-coverage.csv/.md and the plot exist. With --reanalyse SOURCE (re-scoring a
-finished campaign), runs.csv must be SOURCE's and predictions.csv must equal
-SOURCE's: the offline re-analysis of the base files reproduces the in-run one.
+factor; every target size has actual runs compared with them, and the
+headline median lies within SCALE_ERROR of each actual run there, widened by
+what the machine took from both runs, and twice the base run's time (a
+known-wrong prediction) lies outside SCALE_ERROR; coverage.csv/.md and the plot exist. With
+--reanalyse SOURCE (re-scoring a finished campaign), runs.csv must be
+SOURCE's and predictions.csv must equal SOURCE's: the offline re-analysis of
+the base files reproduces the in-run one.
 """
 import csv
+import glob
 import json
 import math
 import os
@@ -40,10 +42,16 @@ import shutil
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from tremor_testing import skip  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "validation", "campaigns"))
+import calibration  # noqa: E402
+import campaign_common  # noqa: E402
+import injected_truth  # noqa: E402
+from machine_load import MachineLoadError  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+LOW_LIMIT_PERCENT = 7.5  # docs/statistics.md#classification
 
 
 def fail(message):
@@ -51,18 +59,16 @@ def fail(message):
     sys.exit(1)
 
 
-class Missed(Exception):
-    """Some runs missed their band; .busy: every one of them was measured busy."""
-
-    def __init__(self, misses):
-        super().__init__("; ".join(text for text, _ in misses))
-        self.busy = all(busy for _, busy in misses)
-
-
 def machine_percent(row):
-    """What the machine took from the run (the campaign's own kernel count), % of the run."""
-    value = row.get("machine_percent", "")
-    return float(value) if value not in ("", None) else float("inf")
+    """What the machine took from the run (runs.csv, the campaign's kernel count), %."""
+    try:
+        value = float(row.get("machine_percent"))
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not (math.isfinite(value) and value >= 0):
+        fail(f"run {row.get('run')} ({row.get('kind', row.get('level_percent'))}): machine_percent "
+             f"{row.get('machine_percent')!r} is not a measured share")
+    return value
 
 
 def read_csv(path):
@@ -84,6 +90,29 @@ def option(argv, name, default=None):
     return argv[argv.index(name) + 1] if name in argv else default
 
 
+def finite(row, column, what):
+    try:
+        value = float(row[column])
+    except (KeyError, TypeError, ValueError):
+        value = float("nan")
+    if not math.isfinite(value):
+        fail(f"{what}: {column} is not a number: {row.get(column)!r}")
+    return value
+
+
+def check_uninjected_run(r):
+    """Without injection the estimate holds only what the machine took (Tremor
+    rightly reports it), measured by the kernel: within the low class beyond it."""
+    if float(r["injected_delays"]) != 0:
+        fail(f"run {r['run']} had no injection but logged {r['injected_delays']} delays")
+    estimated, added = float(r["estimated_percent"]), machine_percent(r)
+    print(f"run {r['run']} without injection: estimated {estimated:.2f} % ({r['estimate_class']}), "
+          f"the machine took {added:.2f} %")
+    if estimated >= LOW_LIMIT_PERCENT + added:
+        fail(f"run {r['run']} without injection estimated {estimated:.2f} %, above the low class's "
+             f"{LOW_LIMIT_PERCENT} % plus the {added:.2f} % the machine took")
+
+
 def check_interference(out, argv):
     rows = read_csv(os.path.join(out, "runs.csv"))
     expected_runs = int(option(argv, "--runs", "15"))
@@ -91,28 +120,16 @@ def check_interference(out, argv):
         fail(f"{len(rows)} runs in runs.csv, expected {expected_runs}")
     for row in rows:
         for column in ("run_time_s", "measured_percent", "estimated_percent", "injected_percent", "accuracy"):
-            if not math.isfinite(float(row[column] or "nan")):
-                fail(f"run {row['run']}: {column} is not a number: {row[column]!r}")
+            finite(row, column, f"run {row['run']}")
+        machine_percent(row)
     quiet = [r for r in rows if float(r["level_percent"]) == 0]
     heaviest_level = max(float(r["level_percent"]) for r in rows)
     heavy = [r for r in rows if float(r["level_percent"]) == heaviest_level]
     if not quiet or heaviest_level <= 15:
         fail("the levels must include 0 and one above 15 %")
-    # The extremes are judged against the injected truth (the /injection
-    # critical path): the wall-time "measured" figure of a single run varies
-    # by up to 2x with the load of a shared 2-core machine.
-    # A run without injection is not free of interference on a shared machine:
-    # at load ~11 about one quiet run in ten read 7.5-15 % here, with stalls
-    # of 10-20 ms visible in its segments. So a majority must read low.
     for r in quiet:
-        if float(r["injected_delays"]) != 0:
-            fail(f"run {r['run']} had no injection but logged {r['injected_delays']} delays")
-    # A run the machine took more from than the low class leaves above the quiet
-    # floor can rightly read medium: only there is a miss excused.
-    misses = [(f"run {r['run']} without injection estimated {float(r['estimated_percent']):.2f} % "
-               f"({r['estimate_class']}), the machine took {machine_percent(r):.2f} %",
-               machine_percent(r) > LOW_LIMIT_PERCENT - QUIET_FLOOR_PERCENT)
-              for r in quiet if r["estimate_class"] != "low"]
+        check_uninjected_run(r)
+    # The machine only adds interference: a heavily injected run reads high whatever it did.
     for r in heavy:
         injected = float(r["injected_percent"])
         if not (r["estimate_class"] == "high" and injected > 15):
@@ -134,92 +151,106 @@ def check_interference(out, argv):
         fail("summary.md was not written")
     require_png(os.path.join(out, "estimated_vs_measured.png"))
     require_png(os.path.join(out, "accuracy_boxplot.png"))
-    if misses:
-        raise Missed(misses)
 
 
-LOW_LIMIT_PERCENT = 7.5  # docs/statistics.md#classification
-# Bands of the primary estimate less the truth, pp: the kind's mean and the
-# pooled σ of the kinds' errors about their means in quiet calibrations: the
-# kinds campaigns of the demo on the idle 2-core Debian 12 VM, MPICH 4.0.2
-# (docs/validation/kinds{,-check,-nine}/demo, 2026-11-25/26, 3-15 runs per
-# kind: σ 0.23 pp for injected delays, 42 degrees of freedom; 0.72 pp beside
-# another process, whose truth is the wall clock, 16). The band is mean ± 4σ.
-KIND_ERROR = {"sparse": (0.73, 0.23), "most_p0.5": (0.69, 0.23), "most_p0.9": (0.52, 0.23),
-              "window": (0.61, 0.23), "slow_rank": (-0.19, 0.23), "io_only": (0.56, 0.23),
-              "contended": (0.22, 0.72), "contended_window": (0.43, 0.72)}
-K_SIGMA = 4.0
-# Runs without injection (24 runs of the clean kinds): 0.70 % on average, σ
-# 0.19 pp; the floor is mean + 4σ.
-QUIET_FLOOR_PERCENT = 0.70 + 4 * 0.19
-# diagnosis.components: the component the injected delays sit in, and the
-# least share of the lost time it must get: the kind's mean share in the same
-# campaigns less 4σ (pooled σ of the shares 0.02; MPI kinds also charge a
-# little compute to the late rank).
-EXPECTED_COMPONENT = {"sparse": ("mpi", 0.939 - 4 * 0.02), "most_p0.9": ("mpi", 0.970 - 4 * 0.02),
-                      "window": ("mpi", 0.945 - 4 * 0.02), "io_only": ("io", 0.973 - 4 * 0.02)}
-CLEAN_KINDS = ("clean", "checkpoint", "io_clean", "clean_long")
+# The ranks kinds_campaign.py injects into (its KINDS); None: every rank.
+INJECTED_RANKS = {"sparse": {1}, "most_p0.5": {1}, "most_p0.9": {1}, "slow_rank": {1}, "io_only": {1},
+                  "window": None}
+UNINJECTED_KINDS = ("clean", "checkpoint", "io_clean", "clean_long", "contended", "contended_window")
+COMPONENTS = ("compute", "mpi", "io")
+
+
+def check_kept_run(folder, kind):
+    """One kept run of the kinds campaign: its files, its injector logs, its report's components."""
+    for pattern in ("*.h5", "*.json", "tremor-inject_*.csv"):
+        if not glob.glob(os.path.join(folder, pattern)):
+            fail(f"{kind}: no {pattern} in {folder}")
+    reports = glob.glob(os.path.join(folder, "*.json"))
+    if len(reports) != 1 or len(glob.glob(os.path.join(folder, "*.h5"))) != 1:
+        fail(f"{kind}: expected one run file and one report in {folder}")
+    with open(reports[0]) as handle:
+        lost = ((json.load(handle).get("diagnosis") or {}).get("components") or {}).get("lost") or {}
+    if sorted(lost) != sorted(COMPONENTS) or not all(math.isfinite(float(lost[c])) for c in COMPONENTS):
+        fail(f"{kind}: the report's lost time is not split into {COMPONENTS}: {lost}")
+    logs = injected_truth.read_logs(folder)
+    delayed = {rank for rank, rows in logs.items() for row in rows if row["spent_us"] > 0}
+    if kind in UNINJECTED_KINDS:
+        if delayed:
+            fail(f"{kind}: nothing is injected, but ranks {sorted(delayed)} logged delays")
+    elif not delayed or (INJECTED_RANKS.get(kind) is not None and delayed != INJECTED_RANKS[kind]):
+        fail(f"{kind}: delays logged on ranks {sorted(delayed)}, expected {INJECTED_RANKS.get(kind) or 'any'}")
+    return sum(row["spent_us"] for rows in logs.values() for row in rows)
 
 
 def check_kinds(out, argv):
     rows = read_csv(os.path.join(out, "runs.csv"))
     kinds = option(argv, "--kinds").split(",")
     runs = int(option(argv, "--runs", "3"))
-    misses = []
-    # Beside another process the machine's share holds that process too; the
-    # clean runs of the same campaign tell whether the machine was busy besides.
-    background = max((machine_percent(r) for r in rows if r["kind"] in CLEAN_KINDS), default=float("inf"))
+    kept = option(argv, "--keep")
+    if not kept:
+        fail("run the kinds campaign with --keep DIR: its run files are checked")
+    if sorted({r["kind"] for r in rows}) != sorted(kinds):
+        fail(f"kinds in runs.csv {sorted({r['kind'] for r in rows})}, expected {sorted(kinds)}")
     for kind in kinds:
         mine = [r for r in rows if r["kind"] == kind]
-        if len(mine) != runs:
-            fail(f"{kind}: {len(mine)} rows in runs.csv, expected {runs}")
+        if sorted(int(r["run"]) for r in mine) != list(range(runs)):
+            fail(f"{kind}: runs {[r['run'] for r in mine]} in runs.csv, expected 0..{runs - 1}")
         for r in mine:
-            truth, primary = float(r["truth_percent"]), float(r["primary_percent"])
-            added = machine_percent(r)
-            if not (math.isfinite(truth) and math.isfinite(primary)):
-                fail(f"{kind}: truth {r['truth_percent']!r} or estimate {r['primary_percent']!r} is not a number")
-            if kind in CLEAN_KINDS:
-                if truth != 0:
-                    fail(f"{kind}: no injection, but a truth of {truth} %")
-                if primary > QUIET_FLOOR_PERCENT + min(added, QUIET_FLOOR_PERCENT):
-                    misses.append((f"{kind} read {primary:.2f} % (floor {QUIET_FLOOR_PERCENT} %, the machine took "
-                                   f"{added:.2f} %)", added > QUIET_FLOOR_PERCENT))
-                continue
-            if kind not in KIND_ERROR:
-                fail(f"{kind}: no calibrated band (KIND_ERROR)")
-            mean, sigma = KIND_ERROR[kind]
-            band = K_SIGMA * sigma
-            if truth <= 2.0:
-                # A random draw can plant little (sparse: 2 % of 400 collectives), and
-                # on a busy machine delays in a collective vanish into waits for a rank
-                # the machine held back: too little to tell the estimators apart.
-                misses.append((f"{kind}: the injected critical path is only {truth:.2f} % (the machine took "
-                               f"{added:.2f} %)", added > band))
-                continue
-            # The machine's share widens the band, at most by the band itself (beyond
-            # it the run is busy: a miss is excused, never passed), except where it
-            # is the planted interference itself.
-            contended = kind.startswith("contended")
-            widened = band + (0.0 if contended else min(added, band))
-            busy = (background if contended else added) > band
-            if abs(primary - truth - mean) > widened:
-                misses.append((f"{kind} read {primary:.2f} % against a truth of {truth:.2f} % (band {mean:+.2f} "
-                               f"+- {widened:.2f} pp; the machine took {added:.2f} %)", busy))
-            if kind == "most_p0.9":
-                mad4 = float(r["mad4_percent"])
-                if abs(mad4 - truth - mean) <= widened:
-                    misses.append((f"{kind}: the paper's 4·MAD ({mad4:.2f} %) is within the band", busy))
-            # What lost the time: delays inside MPI calls are MPI, inside file calls I/O.
-            parts = {k: float(r[f"lost_{k}_percent"]) for k in ("compute", "mpi", "io")}
-            expected, share = EXPECTED_COMPONENT.get(kind, (None, 0.0))
-            total = sum(parts.values())
-            if expected and total > 0 and parts[expected] < share * total:
-                misses.append((f"{kind}: {parts[expected]:.1f} of {total:.1f} % lost put in {expected}, "
-                               f"expected at least {share:.0%}", busy))
+            what = f"{kind} run {r['run']}"
+            truth = finite(r, "truth_percent", what)
+            for column in ("primary_percent", "mad4_percent", "run_time_s") + tuple(f"lost_{c}_percent"
+                                                                                   for c in COMPONENTS):
+                finite(r, column, what)
+            machine_percent(r)
+            spent_us = check_kept_run(os.path.join(kept, f"{r['workload']}-{kind}-{r['run']}"), kind)
+            if kind in UNINJECTED_KINDS and truth != 0:
+                fail(f"{what}: no injection, but a truth of {truth} %")
+            if kind not in UNINJECTED_KINDS and not truth > 0:
+                fail(f"{what}: {spent_us / 1e3:.1f} ms of delays logged, but a truth of {truth} %")
+            print(f"{what}: truth {truth:.2f} %, estimate {float(r['primary_percent']):.2f} %, the machine took "
+                  f"{machine_percent(r):.2f} %; files, logs and components present")
     if not os.path.exists(os.path.join(out, "summary.md")):
         fail("summary.md was not written")
-    if misses:
-        raise Missed(misses)
+
+
+def run_machine_share(run):
+    """What the machine took from a scale run, a share of it (machine_load.txt beside its run file)."""
+    try:
+        return campaign_common.read_machine_load(os.path.dirname(run["h5_file"]), float(run["run_time_s"])) / 100.0
+    except MachineLoadError as error:
+        fail(f"{run['workload']} at {run['processes']} processes, repetition {run['repetition']}: {error}")
+
+
+def check_scale_error(runs, comparisons, base):
+    """Each headline prediction at twice the base size against each actual run
+    there: the median within SCALE_ERROR of it, widened by what the machine took
+    from both runs (it slows the actual run, or the base run the prediction
+    grew from); twice the base run's time, a known-wrong prediction, lies outside
+    the band of a quiet machine. SCALE_ERROR: the headline's relative error at
+    twice the base size, |mean| + 4σ over the scale campaigns recorded on this
+    2-core VM (calibration.scale_error)."""
+    scale_error, recorded_pairs = calibration.scale_error()
+    by_key = {(r["workload"], int(r["repetition"]), int(r["processes"])): r for r in runs}
+    pairs = [c for c in comparisons if c["method"] == "headline" and int(c["factor"]) == 2]
+    if not pairs:
+        fail("no headline prediction at twice the base size was compared with an actual run")
+    for c in pairs:
+        actual = by_key.get((c["workload"], int(c["actual_repetition"]), int(c["processes"])))
+        source = by_key.get((c["workload"], int(c["repetition"]), base))
+        if actual is None or source is None:
+            fail(f"the runs of comparison {c} are not in runs.csv")
+        band = scale_error + run_machine_share(actual) + run_machine_share(source)
+        error = float(c["relative_error"])
+        wrong = 2.0 * float(source["run_time_s"]) / float(actual["run_time_s"]) - 1.0
+        print(f"{c['workload']} rep {c['repetition']} -> {c['processes']} processes (rep {c['actual_repetition']}): "
+              f"median {float(c['median_s']):.4f} s for {float(c['actual_run_time_s']):.4f} s, error {error:+.2%} "
+              f"(band +-{band:.2%}: {scale_error:.2%} from {recorded_pairs} recorded pairs + the machine's)")
+        if abs(error) > band:
+            fail(f"{c['workload']}: the headline median {float(c['median_s']):.4f} s misses the actual "
+                 f"{float(c['actual_run_time_s']):.4f} s by {error:+.2%} (band +-{band:.2%})")
+        if abs(wrong) <= scale_error:
+            fail(f"{c['workload']}: twice the base run's time ({wrong:+.2%}) is within the quiet band "
+                 f"+-{scale_error:.2%}")
 
 
 def same_rows(path, reference_path, numeric):
@@ -278,6 +309,7 @@ def check_scale(out, argv):
     for size in targets:
         if not any(int(c["processes"]) == size for c in comparisons):
             fail(f"no actual run at {size} processes was compared")
+    check_scale_error(read_csv(os.path.join(out, "runs.csv")), comparisons, base)
     if not read_csv(os.path.join(out, "coverage.csv")) or not os.path.exists(os.path.join(out, "coverage.md")):
         fail("coverage table missing")
     for workload in {p["workload"] for p in predictions}:
@@ -289,21 +321,11 @@ def main():
     if len(sys.argv) < 5 or sys.argv[3] != "--" or sys.argv[1] not in checks:
         sys.exit(__doc__)
     kind, out, command = sys.argv[1], sys.argv[2], sys.argv[4:]
-    for attempt in (1, 2):
-        shutil.rmtree(out, ignore_errors=True)
-        result = subprocess.run(command + ["--output", out])
-        if result.returncode != 0:
-            fail(f"the campaign exited {result.returncode}")
-        try:
-            checks[kind](out, command)
-            break
-        except Missed as reason:
-            if not reason.busy:
-                fail(f"{reason} (on runs measured quiet)")
-            if attempt == 2:
-                skip(f"{kind} campaign: runs missed on a machine measured busy twice: {reason}")
-            print(f"attempt {attempt}: {reason}; every miss fell on a run measured busy: running the campaign "
-                  "once more (the one retry)")
+    shutil.rmtree(out, ignore_errors=True)
+    result = subprocess.run(command + ["--output", out])
+    if result.returncode != 0:
+        fail(f"the campaign exited {result.returncode}")
+    checks[kind](out, command)
     print(f"{kind} campaign checks passed ({out})")
 
 

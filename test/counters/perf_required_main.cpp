@@ -1,10 +1,11 @@
 // Catch2's main for the counter tests, with the skip rule of the cases that
 // need a capability this machine may lack: CTest runs each of them alone
 // with TREMOR_TEST_NEEDS set, and where the capability is missing the case
-// is reported skipped (exit 77, CTest's SKIP_RETURN_CODE) with the reason,
-// instead of passing without checking anything.
-//   [perf]       perf's context-switch records (perf_event_open)
-//   [papi_perf]  PAPI's perf_event component (a PMU libpfm4 knows)
+// is reported skipped (exit 77, CTest's SKIP_RETURN_CODE) with one line
+// `SKIPPED: capability <name>: <reason>` (test/common/capabilities.py lists
+// the names), instead of passing without checking anything.
+//   [perf]       perf's context-switch records (perf_event_open): no-perf-switch-records
+//   [papi_perf]  PAPI's perf_event component (a PMU libpfm4 knows): no-pmu
 // Case names are listed on one line however long (see test/common/catch_main.cpp).
 #define CATCH_CONFIG_CONSOLE_WIDTH 200
 #define CATCH_CONFIG_RUNNER
@@ -39,7 +40,8 @@ int main(int argc, char* argv[]) {
   if (const char* needs = std::getenv("TREMOR_TEST_NEEDS")) {
     const std::string reason = missing_capability(needs);
     if (!reason.empty()) {
-      std::printf("SKIPPED: %s\n", reason.c_str());
+      const char* capability = std::string(needs) == "perf" ? "no-perf-switch-records" : "no-pmu";
+      std::printf("SKIPPED: capability %s: %s\n", capability, reason.c_str());
       return 77;
     }
   }

@@ -18,7 +18,7 @@ CASE:
              CPU 0: node-2 is the first of diagnosis.slow_nodes, with the
              number of ranks the layout put on it
 Needs root (unshare); without it, or where unshare is refused, the test is
-skipped (exit 77) with the reason.
+skipped for capability no-unshare (test/common/capabilities.py).
 """
 import argparse
 import glob
@@ -35,7 +35,8 @@ import numpy as np
 from launch import add_launch_arguments, environment_without_tremor, launched_program, mpi_command, run_preloaded
 from robustness import finish  # same folder: the shared verdict
 
-SKIP = 77
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from tremor_testing import skip_for  # noqa: E402
 failures = []
 
 
@@ -154,8 +155,7 @@ def main():
     opts = parser.parse_args()
     reason = skip_reason()
     if reason:
-        print(f"SKIPPED: {reason}")
-        sys.exit(SKIP)
+        skip_for("no-unshare", reason)
     with tempfile.TemporaryDirectory(prefix="tremor-nodes-") as out:
         if opts.case == "layout":
             layout_case(opts, out)

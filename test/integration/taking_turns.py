@@ -8,7 +8,8 @@ says the ranks take turns (primary.taking_turns) and /environment holds the
 affinity that was set; with every CPU of the machine (at least as many as
 ranks) it does not. The truth is the affinity this driver sets, read back
 with os.sched_getaffinity, never the report. Skipped (77) where the machine
-has fewer CPUs than ranks: the second run would take turns too.
+has fewer CPUs than ranks (capability few-cores): the second run would take
+turns too.
 """
 import argparse
 import glob
@@ -22,7 +23,7 @@ import h5py
 from launch import add_launch_arguments, launched_program, mpi_command, run_preloaded
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from tremor_testing import CheckFailed, check, skip  # noqa: E402
+from tremor_testing import CheckFailed, check, skip_for  # noqa: E402
 
 
 def run(opts, program, prefix):
@@ -48,7 +49,7 @@ def main():
     program = launched_program(opts)
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < opts.np:
-        skip(f"{len(cpus)} CPU(s) for {opts.np} ranks: no run here where the ranks do not take turns")
+        skip_for("few-cores", f"{len(cpus)} CPU(s) for {opts.np} ranks: no run here where the ranks do not take turns")
     try:
         pinned, affinities = run(opts, program, ["taskset", "-c", str(cpus[0])])
         print(f"confined to CPU {cpus[0]}: taking_turns {pinned['primary']['taking_turns']}, affinities {affinities}")

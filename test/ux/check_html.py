@@ -2,7 +2,7 @@
 
 usage: check_html.py make-run DIR --tremor-run PATH --launcher "cmd" --app BSP_DEMO
        check_html.py check-page DIR --tremor-plot PATH [--tremor PATH]   (--tremor: `tremor plot` too)
-       check_html.py screenshot DIR [--chromium PATH]   (exit 77 = skipped: no Chromium)
+       check_html.py screenshot DIR [--chromium PATH]   (exit 77: skipped for capability no-chromium)
 """
 import argparse
 import base64
@@ -17,8 +17,7 @@ import tempfile
 import h5py
 
 from ux_common import check, finish, mpi_run, run, single_run_file
-
-SKIPPED = 77
+from tremor_testing import skip_for  # test/common, on ux_common's path
 # Must match scripts/tremor_plot/page.py: colours used nowhere else on the page.
 LIGHT_COLOURS = {"low": (0x1a, 0xb0, 0x4c), "medium": (0xf5, 0xa6, 0x00), "high": (0xe6, 0x19, 0x19)}
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -132,9 +131,11 @@ if options.mode == "check-page":
 
 # screenshot
 chromium = options.chromium or shutil.which("chromium") or shutil.which("chromium-browser")
-if not chromium or not os.path.exists(page_path):
-    print("chromium or the page is absent: skipped" if not chromium else "no page (check-page failed?)")
-    sys.exit(SKIPPED if not chromium else 1)
+if not chromium:
+    skip_for("no-chromium", "neither --chromium nor chromium nor chromium-browser on PATH")
+if not os.path.exists(page_path):
+    print(f"CHECK FAILED: no page {page_path} (check-page failed?)")
+    sys.exit(1)
 import matplotlib.image  # noqa: E402  (only this mode needs it)
 import numpy  # noqa: E402
 

@@ -118,7 +118,7 @@ def run_under_launcher(launcher, ranks, preload, command, env_extra, output_dir,
     Returns (wall seconds, h5 path, json path). Tremor and the injector write
     into output_dir, which must be fresh so exactly one run file lands there;
     machine_load.txt (JSON) beside them holds what the machine took from the ranks
-    meanwhile (read_machine_load).
+    meanwhile (read_machine_load), or why it could not be measured.
     """
     os.makedirs(output_dir, exist_ok=True)
     env = dict(os.environ)
@@ -138,23 +138,38 @@ def run_under_launcher(launcher, ranks, preload, command, env_extra, output_dir,
     if len(h5_files) != 1 or len(json_files) != 1:
         raise RuntimeError(f"expected one .h5 and one .json in {output_dir}, found {h5_files} {json_files}")
     with open(os.path.join(output_dir, MACHINE_LOAD_FILE), "w") as handle:
-        json.dump({"run_queue_s": load.run_queue_s, "steal_s": load.steal_s, "wall_s": load.wall_s,
-                   "processes": load.processes}, handle)
+        json.dump(load.record(), handle)  # {"error": why} where the count is incomplete
     return wall, h5_files[0], json_files[0]
 
 
 def read_machine_load(output_dir, run_time_s):
     """What the machine took from the ranks of the run in output_dir, % of run_time_s
-    (the kernel's run-queue delay of their threads plus steal), or "" when not
-    measured (no process of the command's names was seen)."""
+    (the kernel's run-queue delay of their threads plus steal). Fails closed: a
+    missing or unreadable record, one that says the count is incomplete, no
+    process sampled or a figure that is not a finite non-negative number raise
+    machine_load.MachineLoadError."""
     path = os.path.join(output_dir, MACHINE_LOAD_FILE)
-    if not os.path.exists(path):
-        return ""
-    with open(path) as handle:
-        load = json.load(handle)
-    if load["processes"] == 0:
-        return ""
-    return 100.0 * (load["run_queue_s"] + load["steal_s"]) / run_time_s
+    try:
+        with open(path) as handle:
+            load = json.load(handle)
+    except (OSError, ValueError) as error:
+        raise machine_load.MachineLoadError(f"{path}: {error}") from None
+    if not isinstance(load, dict):
+        raise machine_load.MachineLoadError(f"{path}: not a record: {load!r}")
+    if "error" in load:
+        raise machine_load.MachineLoadError(f"{path}: not measured: {load['error']}")
+    try:
+        figures = {key: float(load[key]) for key in ("run_queue_s", "steal_s", "processes")}
+        run_time_s = float(run_time_s)
+    except (KeyError, TypeError, ValueError) as error:
+        raise machine_load.MachineLoadError(f"{path}: {error!r} in {load!r}") from None
+    if not all(math.isfinite(v) and v >= 0 for v in figures.values()):
+        raise machine_load.MachineLoadError(f"{path}: figures not finite and non-negative: {load!r}")
+    if figures["processes"] < 1:
+        raise machine_load.MachineLoadError(f"{path}: no process of the run was sampled")
+    if not (math.isfinite(run_time_s) and run_time_s > 0):
+        raise machine_load.MachineLoadError(f"{path}: a run time of {run_time_s} s")
+    return 100.0 * (figures["run_queue_s"] + figures["steal_s"]) / run_time_s
 
 
 def read_report(json_path):
