@@ -67,8 +67,12 @@ constexpr SegmentRecord kNeutralRecord{0,
                                        0};
 
 // Records per datatype element: a few thousand, so an MPI that pipelines a
-// long reduction can cut it between elements. The same on every rank.
-constexpr std::size_t kMaxRecordsPerElement = 4096;
+// long reduction can cut it between elements. The same on every rank. A test
+// copy of the library sets fewer (interpose/CMakeLists.txt).
+#ifndef TREMOR_GATHER_RECORDS_PER_ELEMENT
+#define TREMOR_GATHER_RECORDS_PER_ELEMENT 4096
+#endif
+constexpr std::size_t kMaxRecordsPerElement = TREMOR_GATHER_RECORDS_PER_ELEMENT;
 std::atomic<std::size_t> g_records_per_element{1};
 
 void combine_records(void* in, void* inout, int* len, MPI_Datatype*) {

@@ -7,7 +7,7 @@
 # (rerun it: build-fuzz/test/fuzz/fuzz_<harness> FILE). Once fixed, copy it
 # into test/fuzz/regressions/<harness>/ so that the CI replays it.
 # usage: scripts/fuzz-long.sh [-s SECONDS] [-S SEED] [harness...]
-#   harnesses: run_file compare sample config inject_config   (default 600 s each)
+#   harnesses: run_file compare sample config inject_config spill   (default 600 s each)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 seconds=600
@@ -21,7 +21,7 @@ while getopts "s:S:" option; do
 done
 shift $((OPTIND - 1))
 harnesses=("$@")
-[ ${#harnesses[@]} -eq 0 ] && harnesses=(run_file compare sample config inject_config)
+[ ${#harnesses[@]} -eq 0 ] && harnesses=(run_file compare sample config inject_config spill)
 
 "$top/scripts/test-sanitizers.sh" fuzz-build
 build=$top/build-fuzz

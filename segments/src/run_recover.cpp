@@ -1,6 +1,8 @@
 // Crash recovery: one run's spill files -> the program-wide RunData.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <map>
 
 #include "tremor/run_assembly.hpp"
 #include "tremor/segment_store.hpp"
@@ -27,12 +29,33 @@ int strength(SpillEnd end) {
 
 int configured_detail_ranks(const SpillHeader& header) {
   for (const auto& [name, value] : header.configuration) {
-    if (name == "TREMOR_DETAIL_RANKS") {
-      const int parsed = std::atoi(value.c_str());
-      if (parsed >= 1) return parsed;
-    }
+    if (name != "TREMOR_DETAIL_RANKS") continue;
+    int parsed = 0;  // from_chars: a number too large for int is refused, not undefined as with atoi
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+    if (ec == std::errc{} && end == value.data() + value.size() && parsed >= 1) return parsed;
   }
   return 256;
+}
+
+// The ranks of [0, world) without a file, the first few listed: a header's
+// world size is not trusted with a loop or an allocation of its size.
+std::string missing_ranks(const std::map<std::int32_t, const SpillFile*>& present, std::size_t world) {
+  constexpr std::size_t kListed = 8;
+  std::string listed;
+  std::size_t shown = 0;
+  std::size_t next = 0;  // the lowest rank not looked at
+  auto list_below = [&](std::size_t end) {
+    for (; next < end && shown < kListed; ++next, ++shown)
+      listed += (listed.empty() ? "" : ", ") + std::to_string(next);
+  };
+  for (const auto& [rank, file] : present) {
+    list_below(static_cast<std::size_t>(rank));
+    next = static_cast<std::size_t>(rank) + 1;
+  }
+  list_below(world);
+  const std::size_t missing = world - present.size();
+  if (missing > shown) listed += " and " + std::to_string(missing - shown) + " more";
+  return listed;
 }
 
 }  // namespace
@@ -58,7 +81,7 @@ std::optional<RecoveredRun> recover_run(const std::vector<SpillFile>& files, std
   }
   const SpillHeader& first = files.front().header;
   const auto world = static_cast<std::size_t>(first.world_size);
-  std::vector<const SpillFile*> by_rank(world, nullptr);
+  std::map<std::int32_t, const SpillFile*> present;  // by rank
   for (const SpillFile& file : files) {
     const SpillHeader& h = file.header;
     if (h.run_id != first.run_id || h.world_size != first.world_size) {
@@ -67,22 +90,19 @@ std::optional<RecoveredRun> recover_run(const std::vector<SpillFile>& files, std
               std::to_string(first.run_id) + ", " + std::to_string(first.world_size) + " ranks)";
       return std::nullopt;
     }
-    const SpillFile*& slot = by_rank[static_cast<std::size_t>(h.rank)];
-    if (slot != nullptr) {
-      error =
-          "rank " + std::to_string(h.rank) + " appears twice: " + slot->path.string() + " and " + file.path.string();
+    const auto [slot, added] = present.try_emplace(h.rank, &file);
+    if (!added) {
+      error = "rank " + std::to_string(h.rank) + " appears twice: " + slot->second->path.string() + " and " +
+              file.path.string();
       return std::nullopt;
     }
-    slot = &file;
   }
-  std::string missing;
-  for (std::size_t r = 0; r < world; ++r) {
-    if (by_rank[r] == nullptr) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-  }
-  if (!missing.empty()) {
-    error = "no spill file for rank(s) " + missing + " of " + std::to_string(world);
+  if (present.size() != world) {
+    error = "no spill file for rank(s) " + missing_ranks(present, world) + " of " + std::to_string(world);
     return std::nullopt;
   }
+  std::vector<const SpillFile*> by_rank;  // every rank of [0, world) is present: at most one per file
+  for (const auto& [rank, file] : present) by_rank.push_back(file);
 
   RecoveredRun out;
   std::size_t fewest = by_rank[0]->segments.size(), most = 0;

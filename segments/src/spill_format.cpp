@@ -153,6 +153,8 @@ std::uint64_t spill_block_checksum(const SpillBlockHeader& header, std::span<con
   return finish_hash(head ^ (checksum_of(records.data(), records.size()) * kMultiplier));
 }
 
+std::uint64_t spill_text_checksum(std::span<const char> text) noexcept { return checksum_of(text.data(), text.size()); }
+
 char* begin_spill_block(char* block, std::span<const SpillKindRecord> kinds) noexcept {
   char* records = block + sizeof(SpillBlockHeader);
   if (!kinds.empty()) std::memcpy(records, kinds.data(), kinds.size_bytes());

@@ -19,8 +19,9 @@ what the machine took is measured and inside the band. Checks:
              them (a point claims certainty no finite run gives); how
              often it meets the band itself is printed beside;
   clean      a replay with nothing planted (clean, checkpoint, io_clean,
-             clean_long) is never HIGH and reads at most the band's high end
-             plus the tolerance;
+             clean_long) is never HIGH, reads at most the band's high end
+             plus the tolerance, and names no rank (slow or loaded) with a
+             larger charge;
   component  an io_only replay books to file I/O at least half of its
              planted truth (the delays sit in write calls).
 
@@ -114,6 +115,11 @@ def judge(kind, truth, low, high, report, r):
             failures.append("nothing planted, yet HIGH")
         if estimate > high + tolerance:
             failures.append(f"nothing planted, yet {estimate:.2f} % > {high + tolerance:.2f} %")
+        named = ((report.get("diagnosis") or {}).get("slow_ranks")) or []
+        beyond = [(r["rank"], r.get("kind"), round(float(r["lost_percent"]), 2)) for r in named
+                  if float(r["lost_percent"]) > high + tolerance]
+        if beyond:
+            failures.append(f"nothing planted, yet ranks named beyond {high + tolerance:.2f} %: {beyond}")
     if kind == "io_only" and io_percent(report) < MIN_IO_SHARE * truth:
         failures.append(f"{io_percent(report):.2f} % booked to file I/O for {truth:.2f} % planted there")
     meets = ci_low <= high + tolerance and ci_high >= low - tolerance

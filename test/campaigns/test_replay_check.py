@@ -71,6 +71,14 @@ expect(failed != [], "I/O delays booked to MPI fail")
 _, _, failed = replay_check.judge("io_only", 10.0, 10.2, 11.0, report(10.5, (10.1, 10.9), io=9.5), R)
 expect(failed == [], "I/O delays booked to file I/O pass")
 
+named = report(0.9, (0.8, 1.0), klass="low")
+named["diagnosis"]["slow_ranks"] = [{"rank": 1, "kind": "loaded", "lost_percent": 14.0}]
+_, _, failed = replay_check.judge("clean", 0.0, 0.1, 1.0, named, R)
+expect(failed != [], "a clean run naming a rank beyond its band fails")
+named["diagnosis"]["slow_ranks"] = [{"rank": 1, "kind": "slow", "lost_percent": 0.9}]
+_, _, failed = replay_check.judge("clean", 0.0, 0.1, 1.0, named, R)
+expect(failed == [], "a clean run naming a rank within its band passes")
+
 headline = report(10.5, (10.1, 10.9))
 headline["interference_percent"] = 3.0
 _, _, failed = replay_check.judge("sparse", 10.0, 10.2, 11.0, headline, R)

@@ -205,8 +205,11 @@ TEST_CASE("90 % delayed while the work itself varies by 1-2 %: the clean spread 
           "[intrinsic]") {
   // A clean spread allowed up to 3 work spreads, and a share near 1 that left
   // a single "clean" segment for the anchor, read 8.6-11 % here for 13 %.
+  // Seeds 1-20 of std::mt19937_64, every one.
+  constexpr std::uint64_t kSeeds = 20;
   for (const double work_jitter : {0.005, 0.01, 0.02}) {
-    for (const std::uint64_t seed : {1u, 2u, 3u, 5u}) {
+    std::uint64_t missed = 0;
+    for (std::uint64_t seed = 1; seed <= kSeeds; ++seed) {
       const ProportionalRun run = proportional_run(seed, work_jitter, 0.9);
       const std::vector<std::span<const double>> groups(run.durations.begin(), run.durations.end());
       const std::vector<std::span<const double>> work(run.work.begin(), run.work.end());
@@ -214,14 +217,25 @@ TEST_CASE("90 % delayed while the work itself varies by 1-2 %: the clean spread 
       const double truth_percent = 100.0 * run.truth / run.total;
       INFO("work jitter " << work_jitter << " seed " << seed << " truth " << truth_percent << " %, ratio "
                           << estimate.unexplained_spread_ratio << ", spread " << estimate.relative_spread);
+      // At 2 % the durations' spread is only about 3 work spreads and the
+      // ratio's test can miss: over seeds 1-100, 4 (8, 60, 61, 95) read
+      // 2.73-2.96, take the default start and read about 13 pp low (the
+      // spread taken for jitter); counted below, not excused silently.
+      if (work_jitter > 0.015 && !estimate.lower_start_chosen) {
+        ++missed;
+        continue;
+      }
       CHECK(estimate.lower_start_chosen);
       // Simulated error: mean +0.22 pp, σ 0.17 (work jitter 0.5 %); -0.36, 0.24 (1 %).
-      // At 2 % the estimator misses the lower start on 4 of 100 seeds (1-100 of
-      // std::mt19937_64) and reads about 13 pp low; the other seeds' error has
-      // median -1.0 pp and 5-95 % quantiles -1.7 and -0.2 pp: 2 pp is kept there.
+      // At 2 % the other seeds' error has median -1.0 pp and 5-95 % quantiles
+      // -1.7 and -0.2 pp (seeds 1-100): 2 pp is kept there.
       const double bound_pp = work_jitter < 0.007 ? 0.22 + 4 * 0.17 : work_jitter < 0.015 ? 0.36 + 4 * 0.24 : 2.0;
       CHECK(std::fabs(100.0 * estimate.total_lost / run.total - truth_percent) < bound_pp);
     }
+    // One of seeds 1-20 misses at 2 % (seed 8); two would be a rate well
+    // above the 4 % of seeds 1-100.
+    INFO("work jitter " << work_jitter);
+    CHECK(missed <= 1);
   }
 }
 

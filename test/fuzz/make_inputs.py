@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""Builds the fuzzing inputs that are made from other inputs (run with
-/usr/bin/python3, which has h5py); the output is committed.
+"""Builds the fuzzing inputs that are made from other inputs or by the
+profiler (run with /usr/bin/python3, which has h5py); the output is committed.
 
 usage: make_inputs.py
+       make_inputs.py spill --launcher CMD --preload LIB --app BSP_DEMO
 
 From the run-file seeds in corpus/run_file/ (files written by this Tremor):
 - corpus/compare/: pairs of run files joined by the compare harness's
@@ -21,11 +22,23 @@ From the run-file seeds in corpus/run_file/ (files written by this Tremor):
 - regressions/compare/: the invalid UTF-8 run compared with a good one.
 HDF5 stamps modification times into the files, so a rebuild differs from the
 committed files in a few bytes.
+
+spill: corpus/spill/, the spill files the profiler itself writes (its own
+writer, interpose/spill_writer.cpp) in tiny bsp_demo runs that end without a
+run file, each run's rank files joined by the separator: an abort with a block
+per boundary and several segment kinds, an exit with one block, and a single
+rank killed (no end record). Their headers hold this machine's environment
+facts; a rebuild differs in them, the times and the values.
 """
+import argparse
+import glob
 import os
+import shlex
 import shutil
 import struct
+import subprocess
 import sys
+import tempfile
 
 import h5py
 import numpy as np
@@ -102,8 +115,46 @@ def build(out):
         handle.write(RUN_SEPARATOR.join([read(base), read(invalid)]))
 
 
+# name: (processes, bsp_demo arguments, settings); none writes a run file.
+# About 40 segments: groups large enough for the analysis to estimate.
+SPILL_RUNS = {
+    "abort_two_ranks": (2, ["-n", "60", "-k", "7", "-F", "abort:40"], {"TREMOR_SPILL_INTERVAL": "0"}),
+    "exit_two_ranks": (2, ["-n", "60", "-k", "0", "-F", "exit:40"], {}),
+    "killed_one_rank": (1, ["-n", "60", "-k", "9", "-F", "kill:40"], {"TREMOR_SPILL_INTERVAL": "0"}),
+}
+
+
+def spill_seeds(opts, out):
+    seeds = os.path.join(out, "corpus", "spill")
+    os.makedirs(seeds, exist_ok=True)
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith("TREMOR_")}
+    for name, (processes, arguments, settings) in SPILL_RUNS.items():
+        with tempfile.TemporaryDirectory(prefix="tremor-spill-seed-") as scratch:
+            env = dict(base_env, LD_PRELOAD=opts.preload, TREMOR_OUTPUT_DIR=scratch, TREMOR_REPORT="none", **settings)
+            command = shlex.split(opts.launcher) + ["-n", str(processes), opts.app, "-u", "100", "-b", "64", "-q",
+                                                    "-O", scratch] + arguments
+            subprocess.run(command, env=env, capture_output=True, timeout=120)
+            spills = sorted(glob.glob(os.path.join(scratch, "*.spill")))
+            if len(spills) != processes:
+                sys.exit(f"{name}: {' '.join(command)} left {spills}, expected {processes} spill files")
+            pieces = [open(path, "rb").read() for path in spills]
+        with open(os.path.join(seeds, name), "wb") as handle:
+            handle.write(RUN_SEPARATOR.join(pieces))
+
+
 def main():
-    build(HERE)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("what", nargs="?", choices=["spill"])
+    parser.add_argument("--launcher")
+    parser.add_argument("--preload")
+    parser.add_argument("--app")
+    opts = parser.parse_args()
+    if opts.what == "spill":
+        if not (opts.launcher and opts.preload and opts.app):
+            parser.error("spill needs --launcher, --preload and --app")
+        spill_seeds(opts, HERE)
+    else:
+        build(HERE)
     return 0
 
 

@@ -260,6 +260,9 @@ TEST_CASE("recovery refuses files that do not make one run") {
   CHECK(fails({}, "no spill files"));
   CHECK(fails({parsed(spill_bytes(header_for(0, 2), 3)), parsed(spill_bytes(header_for(1, 2, 43), 3))}, "another run"));
   CHECK(fails({parsed(spill_bytes(header_for(0, 3), 3)), parsed(spill_bytes(header_for(2, 3), 3))}, "rank(s) 1 of 3"));
+  // A header's world size sizes nothing (fuzz regression spill/world_size_two_billion).
+  CHECK(fails({parsed(spill_bytes(header_for(3, 2000000000), 3))},
+              "rank(s) 0, 1, 2, 4, 5, 6, 7, 8 and 1999999991 more of 2000000000"));
   CHECK(fails({parsed(spill_bytes(header_for(0, 2), 3)), parsed(spill_bytes(header_for(0, 2), 3))}, "appears twice"));
   CHECK(fails({parsed(spill_bytes(header_for(0, 2), 3)), parsed(spill_bytes(header_for(1, 2), 0))},
               "nothing to analyse"));

@@ -76,6 +76,8 @@ static_assert(sizeof(SpillBlockHeader) == 32);
 
 // A block's checksum over its header (up to the checksum) and its records.
 std::uint64_t spill_block_checksum(const SpillBlockHeader& header, std::span<const char> records) noexcept;
+// The prefix's checksum of the header text (the fuzzing harness repairs it to reach the parser behind it).
+std::uint64_t spill_text_checksum(std::span<const char> text) noexcept;
 // Appends one block (the kinds first given in it, then its segments) or the
 // end block to `out`; may throw std::bad_alloc.
 void append_spill_block(std::vector<char>& out, std::uint64_t first_segment, std::span<const SpillKindRecord> kinds,
