@@ -57,8 +57,9 @@ intrinsic_vs_clean_percent compares the run's intrinsic run time (what it
 would have taken without the interference found) with the clean runs'
 median run time. machine_percent is what the machine took from the ranks
 while they ran, measured by the campaign itself (machine_load.py: the kernel's
-run-queue delay of the ranks' threads plus steal, % of the run), the
-independent measure check_campaign.py's busy-machine rule rests on.
+run-queue delay of the ranks' threads plus steal, % of the run; a run
+whose count is incomplete stops the campaign), the independent measure
+check_campaign.py widens its bands by.
 
 usage: kinds_campaign.py --build BUILD_DIR [--kinds k1,k2] [--runs N] [--seed S] [--output DIR] [--plot]
        [--workload NAME=COMMAND --flavour mpich|openmpi --np N [--launcher CMD]]
