@@ -60,6 +60,13 @@ def first_mismatch(mask):
     return int(np.flatnonzero(mask)[0]) if mask.any() else None
 
 
+def check_reduced(f, column, expected, which):
+    """/segments/COLUMN equals the reduction over ranks (which: its words) of the detail's values."""
+    bad = ~np.isclose(f[f"segments/{column}"][:], expected, rtol=1e-12, atol=0.0)
+    check(not bad.any(), f"{column} differs from {which} over ranks at {bad.sum()} segments, first "
+                         f"{first_mismatch(bad)}")
+
+
 def check_run(path, ranks, segments, per_element):
     with h5py.File(path, "r") as f:
         if not check(list(f["detail/ranks"][:]) == list(range(ranks)), f"detail ranks {f['detail/ranks'][:]}"):
@@ -78,11 +85,7 @@ def check_run(path, ranks, segments, per_element):
         print(f"{ranks} ranks, {segments} segments, {bins_total} bins: {elements} elements of {per_element} records, "
               f"the last from segment {(elements - 1) * per_element - bins_total}")
 
-        duration = f["segments/duration_s"][:]
-        expected = value["duration"][index["duration"].max(axis=0)]
-        bad = ~np.isclose(duration, expected, rtol=1e-12, atol=0.0)
-        check(not bad.any(), f"duration_s differs from the largest over ranks at {bad.sum()} segments, first "
-                             f"{first_mismatch(bad)}")
+        check_reduced(f, "duration_s", value["duration"][index["duration"].max(axis=0)], "the largest")
 
         late = f["segments/late_rank"][:].astype(np.int64)
         least = index["mpi_time"].min(axis=0)
@@ -94,11 +97,7 @@ def check_run(path, ranks, segments, per_element):
         check(not bad.any(), f"late_rank is not a rank with the least MPI time at {bad.sum()} segments, first "
                              f"{first_mismatch(bad)}")
 
-        wait = f["segments/late_wait_s"][:]
-        expected = value["wait_time"][index["wait_time"].min(axis=0)]
-        bad = ~np.isclose(wait, expected, rtol=1e-12, atol=0.0)
-        check(not bad.any(), f"late_wait_s differs from the least over ranks at {bad.sum()} segments, first "
-                             f"{first_mismatch(bad)}")
+        check_reduced(f, "late_wait_s", value["wait_time"][index["wait_time"].min(axis=0)], "the least")
 
         signatures = f["detail/signatures"][:]
         offsets = f["detail/signature_offset"][:].astype(np.int64)
