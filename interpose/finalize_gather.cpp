@@ -104,6 +104,7 @@ struct RankFacts {
   double run_queue_delay_s;
   double slept_s;
   double own_sleep_s;
+  double injected_s;  // a stacked injector's total spent delay on this rank; NaN without one
   QuantizedValues raw_totals;
   FeatureVector raw_feature_totals;
 };
@@ -166,6 +167,17 @@ std::vector<tremor_inject_record> injected_delays(int world_size) {
     records.resize(static_cast<std::size_t>(std::max(0, copy(records.data(), records.size()))));
   }
   return records;
+}
+
+// The rank's truth from a stacked injector: its own running total of the
+// delays it spent (tremor_inject_get_totals), every delay counted even when
+// the records above are capped; NaN when no injector is loaded.
+double injected_seconds() {
+  const auto totals =
+      reinterpret_cast<tremor_inject_get_totals_fn>(dlsym(RTLD_DEFAULT, TREMOR_INJECT_GET_TOTALS_SYMBOL));
+  tremor_inject_totals value{};
+  if (totals == nullptr || totals(&value) != 1) return std::numeric_limits<double>::quiet_NaN();
+  return value.spent_s;
 }
 
 }  // namespace
@@ -288,6 +300,7 @@ bool FinalizeGather::post_rest() {
   facts.run_queue_delay_s = times.run_queue_delay_s;
   facts.slept_s = times.slept_s;
   facts.own_sleep_s = recorder_.own_sleep_s();
+  facts.injected_s = injected_seconds();
   facts.raw_totals = local_.raw_totals;
   facts.raw_feature_totals = local_.raw_feature_totals;
   writer.put(&facts, sizeof facts);
@@ -386,7 +399,7 @@ RunData FinalizeGather::assemble() {
   std::vector<std::string> hosts;
   std::vector<std::string_view> environments;
   struct SchedulerFacts {
-    double run_queue_delay_s, slept_s, own_sleep_s;
+    double run_queue_delay_s, slept_s, own_sleep_s, injected_s;
   };
   std::vector<SchedulerFacts> scheduler;
   DetailRanks& detail = run.detail;
@@ -402,7 +415,7 @@ RunData FinalizeGather::assemble() {
     RankFacts facts;
     std::memcpy(&facts, reader.take(sizeof facts), sizeof facts);
     hosts.emplace_back(facts.host, strnlen(facts.host, kHostLength));
-    scheduler.push_back({facts.run_queue_delay_s, facts.slept_s, facts.own_sleep_s});
+    scheduler.push_back({facts.run_queue_delay_s, facts.slept_s, facts.own_sleep_s, facts.injected_s});
     run.raw_totals.push_back(facts.raw_totals);
     run.raw_feature_totals.push_back(facts.raw_feature_totals);
     environments.emplace_back(reader.take(sizes.environment_bytes), sizes.environment_bytes);
@@ -436,6 +449,7 @@ RunData FinalizeGather::assemble() {
     run.ranks[r].run_queue_delay_s = scheduler[r].run_queue_delay_s;
     run.ranks[r].slept_s = scheduler[r].slept_s;
     run.ranks[r].own_sleep_s = scheduler[r].own_sleep_s;
+    run.ranks[r].injected_s = scheduler[r].injected_s;
   }
   assemble_gathered_environment(environments, &run);
   std::vector<std::uint64_t>().swap(b.gathered);

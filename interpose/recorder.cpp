@@ -164,7 +164,7 @@ void Recorder::start() noexcept {
                           config_.counters != "cputime_syscall";
     if (fallback && config_.counters.empty()) counter_line += ", no usable hardware counter";
     info0("Tremor " TREMOR_VERSION " recording " + std::to_string(world_size_) +
-          " processes; work counter: " + counter_line + "; output in " + config_.output_dir);
+          (world_size_ == 1 ? " process" : " processes") + "; work counter: " + counter_line + "; output in " + config_.output_dir);
     if (fallback && !config_.counters.empty()) {
       warn0("TREMOR_COUNTERS: no usable event (" + reasons + "); work is measured as thread CPU time");
     } else if (!reasons.empty() && world_rank_ == 0) {
@@ -491,6 +491,8 @@ void Recorder::end_spill(SpillEnd reason) noexcept {
 void Recorder::settle_spill(bool run_file_written) noexcept {
   if (run_file_written) spill_.remove();
 }
+
+std::string Recorder::spill_stem() const { return spill_.created() ? spill_.stem().string() : std::string(); }
 
 std::string Recorder::spill_kept_note() const {
   if (!spill_.created()) return {};

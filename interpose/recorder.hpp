@@ -70,6 +70,8 @@ class Recorder {
   void settle_spill(bool run_file_written) noexcept;
   // For the message saying the run file was not written ("" without a spill).
   std::string spill_kept_note() const;
+  // The spill files' common stem (what tremor analyze --recover takes); empty without a spill.
+  std::string spill_stem() const;
 
   void close_segment(CallId call, std::uint64_t start, std::uint64_t end, WorkReading work_at_entry) noexcept;
   WorkReading read_work() const noexcept;

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <string_view>
 
+#include "analysis_notice.hpp"
+#include "early_checks.hpp"
 #include "file_size_signal.hpp"
 #include "finalize_driver.hpp"
 #include "recorder.hpp"
@@ -83,8 +85,9 @@ OutputFiles write_run_file(const RunData& run, const Recorder& recorder) noexcep
     const auto reserved = reserve_output_files(recorder.config().output_dir, program_invocation_short_name,
                                                run.meta.job_id, extensions, error);
     if (!reserved) {
-      log.warn0("cannot create output files in TREMOR_OUTPUT_DIR='" + recorder.config().output_dir + "': " + error +
-                "; the report is printed but not saved" + recorder.spill_kept_note());
+      if (!output_dir_reported_at_init())
+        log.warn0("cannot create output files in TREMOR_OUTPUT_DIR='" + recorder.config().output_dir + "': " + error +
+                  "; the report is printed but not saved" + recorder.spill_kept_note());
     } else if (!write_run(reserved->paths[0], run, error, ExistingFile::fill_empty_reservation)) {
       log.warn0("cannot write " + reserved->paths[0].string() + ": " + error + "; the report is printed but not saved" +
                 recorder.spill_kept_note());
@@ -104,6 +107,7 @@ OutputFiles write_run_file(const RunData& run, const Recorder& recorder) noexcep
 
 void report_outputs(RunData& run, const Recorder& recorder, const OutputFiles& files) noexcept {
   FileSizeSignalShield shield;
+  const AnalysisNotice notice(run.segments.size());  // one line if the report is a second away
   analysis::report_run(run, recorder.config(), files.h5, files.json, stderr);
 }
 

@@ -10,6 +10,9 @@
 namespace tremor::interpose {
 
 std::atomic<bool> g_recording{false};
+extern "C" {
+constinit bool tremor_forward_only = false;
+}
 bool g_use_tsc = false;
 constinit thread_local ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
 std::uint64_t g_long_call_ticks = ~std::uint64_t{0};

@@ -62,6 +62,10 @@ struct ThreadState {
 };
 
 extern std::atomic<bool> g_recording;
+// Set once, before main, when the process runs another MPI than this build's
+// (mpi_library_check.cpp): every wrapper then forwards and Tremor records nothing.
+extern "C" bool tremor_forward_only;
+inline bool forward_only() noexcept { return tremor_forward_only; }
 extern bool g_use_tsc;
 extern constinit thread_local ThreadState* t_state __attribute__((tls_model("initial-exec")));
 

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string_view>
@@ -49,6 +50,11 @@ std::uint64_t new_run_id(const SpillHeader& header) {
 
 }  // namespace
 
+std::string spill_fallback_dir() {
+  const char* const tmpdir = std::getenv("TMPDIR");
+  return tmpdir != nullptr && tmpdir[0] == '/' ? tmpdir : "/tmp";
+}
+
 void SpillWriter::open(const Config& config, SpillHeader header, Recorder& log) noexcept {
   log_ = &log;
   InsideTremor guard;
@@ -58,9 +64,13 @@ void SpillWriter::open(const Config& config, SpillHeader header, Recorder& log) 
     if (header.rank == 0 && wanted) {
       std::string error;
       constexpr std::string_view first_rank = ".r0.spill";
-      const auto reserved =
-          reserve_output_files(config.output_dir, header.program, header.job_id, std::span(&first_rank, 1), error);
-      const std::string stem = reserved ? (std::filesystem::path(config.output_dir) / reserved->stem).string() : "";
+      std::string directory = config.output_dir;
+      auto reserved = reserve_output_files(directory, header.program, header.job_id, std::span(&first_rank, 1), error);
+      if (!reserved) {  // an output directory that cannot be written: said at MPI_Init (early_checks.cpp)
+        directory = spill_fallback_dir();
+        reserved = reserve_output_files(directory, header.program, header.job_id, std::span(&first_rank, 1), error);
+      }
+      const std::string stem = reserved ? (std::filesystem::path(directory) / reserved->stem).string() : "";
       if (!reserved) {
         log.debug0("crash-recovery spill off: " + error);
       } else if (stem.size() >= kMaxStem) {

@@ -19,6 +19,10 @@ namespace tremor::interpose {
 
 class Recorder;
 
+// Where the spill goes when the output directory cannot be written: $TMPDIR
+// (an absolute path) or /tmp.
+std::string spill_fallback_dir();
+
 class SpillWriter {
  public:
   // Collective over MPI_COMM_WORLD: rank 0 reserves the run's file name

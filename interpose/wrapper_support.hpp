@@ -23,6 +23,43 @@ namespace tremor::interpose {
 // the MPI library): Tremor defines both MPI_X and PMPI_X.
 inline void* next_mpi_symbol(const char* name) noexcept { return dlsym(RTLD_NEXT, name); }
 
+// A process that runs another MPI than the one Tremor was built for
+// (mpi_library_check.cpp) gets no recording: every exported MPI_X / PMPI_X is a
+// forwarding entry that jumps to Tremor's wrapper, or, once forward_only is
+// set, straight to the real PMPI_X with the caller's registers and stack
+// untouched. A C++ forward cannot do this: it passes arguments with this
+// build's types, and the two MPIs' handles differ (MPICH: int, Open MPI:
+// pointers, which an int would cut to 32 bits). The test is one compare of a
+// byte set once, before main, and a branch always predicted the same way.
+// (bool tremor_forward_only is declared in runtime.hpp.)
+#if defined(__x86_64__)
+#define TREMOR_FORWARDING_ENTRY(exported, recorded, next)                                                   \
+  asm(".text\n.globl " #exported "\n.type " #exported ", @function\n.p2align 4\n" #exported ":\n"          \
+      "  cmpb $0, tremor_forward_only(%rip)\n  jne 1f\n  jmp " #recorded "\n1:\n  jmp *" #next "(%rip)\n" \
+      ".size " #exported ", . - " #exported "\n");
+#elif defined(__aarch64__)
+#define TREMOR_FORWARDING_ENTRY(exported, recorded, next)                                                     \
+  asm(".text\n.globl " #exported "\n.type " #exported ", %function\n.p2align 4\n" #exported ":\n"            \
+      "  adrp x16, tremor_forward_only\n  ldrb w16, [x16, :lo12:tremor_forward_only]\n  cbnz w16, 1f\n"       \
+      "  b " #recorded "\n1:\n  adrp x16, " #next "\n  ldr x16, [x16, :lo12:" #next "]\n  br x16\n"          \
+      ".size " #exported ", . - " #exported "\n");
+#else
+#error "TREMOR_FORWARDING_ENTRY: no forwarding entry for this architecture (x86-64 and AArch64 only)"
+#endif
+
+// The program's MPI's PMPI_X for a forwarding entry (looked up in that
+// library: the first in dlsym(RTLD_NEXT)'s order may be Tremor's own MPI); a
+// function that returns an error when that MPI has no such call.
+void* forwarding_target(const char* name) noexcept;
+// The real call for Tremor's own wrappers: the next definition, or the
+// forwarding target in a process that runs another MPI.
+inline void* real_mpi_call(const char* name) noexcept {
+  return forward_only() ? forwarding_target(name) : next_mpi_symbol(name);
+}
+// Generated (mpi_wrappers.cpp): points every forwarding entry's next_X at the
+// real call. Before main, while the process has one thread.
+void forward_every_mpi_call() noexcept;
+
 // MPICH handles are ints, Open MPI handles are pointers.
 template <typename Handle>
 std::uintptr_t handle_key(Handle handle) noexcept {

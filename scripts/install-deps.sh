@@ -3,6 +3,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config gfortran
+  ccache     # the second MPI flavour's build reuses the MPI-free objects (scripts/build.sh)
   clang libclang-rt-14-dev   # libFuzzer and the sanitizer pass (scripts/test-sanitizers.sh)
   mpich libmpich-dev openmpi-bin libopenmpi-dev
   libpapi-dev papi-tools libhdf5-dev hdf5-tools

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <charconv>
@@ -133,6 +134,17 @@ std::optional<std::string> parse_report(std::string_view text, Config& c) {
   return std::nullopt;
 }
 
+std::optional<std::string> parse_report_detail(std::string_view text, Config& c) {
+  text = trim(text);
+  if (text == "short")
+    c.report_detail = ReportDetail::short_report;
+  else if (text == "full")
+    c.report_detail = ReportDetail::full_report;
+  else
+    return "must be short or full";
+  return std::nullopt;
+}
+
 std::optional<std::string> parse_log_level(std::string_view text, Config& c) {
   text = trim(text);
   static constexpr std::array levels{"off", "error", "warn", "info", "debug", "trace"};
@@ -212,6 +224,11 @@ constexpr std::array kSettingTable{
     Setting{"TREMOR_REPORT", "End-of-run report on rank 0's stderr: text, json, both or none.", std::nullopt,
             parse_report,
             [](const Config& c) { return std::string(to_string(c.report)); }},
+    Setting{"TREMOR_REPORT_DETAIL",
+            "Text report: short (a screenful: headline, where, when, what, prediction, worst warnings) or full "
+            "(every table; tremor analyze --full).",
+            std::nullopt, parse_report_detail,
+            [](const Config& c) { return std::string(to_string(c.report_detail)); }},
     Setting{"TREMOR_LOG_LEVEL", "Log level: off, error, warn, info (one start-up line), debug, trace.", std::nullopt,
             parse_log_level, [](const Config& c) { return c.log_level; }},
     Setting{"TREMOR_MAD_FACTOR",
@@ -357,6 +374,10 @@ std::string_view to_string(ReportFormat format) {
   return "text";
 }
 
+std::string_view to_string(ReportDetail detail) {
+  return detail == ReportDetail::full_report ? "full" : "short";
+}
+
 EnvLookup process_environment() {
   return [](std::string_view name) -> std::optional<std::string> {
     const char* value = std::getenv(std::string(name).c_str());
@@ -389,6 +410,64 @@ std::vector<std::pair<std::string, std::string>> effective_configuration(const C
   std::vector<std::pair<std::string, std::string>> out;
   for (const Setting& setting : kSettingTable) out.emplace_back(setting.name, setting.render(config));
   return out;
+}
+
+namespace {
+
+// Edits (insert, delete, replace, swap of neighbours) between two names.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+bool tool_reads(std::string_view name) {
+  for (std::string_view known : kToolEnvironment) {
+    if (known.ends_with('_') ? name.starts_with(known) : name == known) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> unknown_name_messages(std::span<const std::string> names,
+                                               std::span<const std::string_view> also_known) {
+  std::vector<std::string_view> known;
+  for (const Setting& setting : kSettingTable) known.push_back(setting.name);
+  known.insert(known.end(), also_known.begin(), also_known.end());
+  for (std::string_view name : kToolEnvironment) {
+    if (!name.ends_with('_')) known.push_back(name);
+  }
+  std::vector<std::string> messages;
+  for (const std::string& name : names) {
+    if (!name.starts_with("TREMOR_") || tool_reads(name) ||
+        std::find(known.begin(), known.end(), name) != known.end())
+      continue;
+    // A likely typo: at most 3 edits (a unit suffix left out, as in
+    // TREMOR_INJECT_MEAN), and fewer than a third of the part after TREMOR_
+    // (TREMOR_X is no typo of TREMOR_SEED).
+    std::string_view closest;
+    std::size_t best = 4;
+    for (std::string_view candidate : known) {
+      const std::size_t distance = edit_distance(name, candidate);
+      if (distance < best && 3 * distance < candidate.size() - 7) {
+        best = distance;
+        closest = candidate;
+      }
+    }
+    std::string message = printable(name) + " is not a Tremor setting (ignored)";
+    message += closest.empty() ? "; tremor config lists the settings" : "; did you mean " + std::string(closest) + "?";
+    messages.push_back(std::move(message));
+  }
+  return messages;
 }
 
 }  // namespace tremor

@@ -1,5 +1,5 @@
 // `tremor analyze FILE.h5 [--mad-factor X --cluster-threshold X --min-group N
-//   --scales 2,4,8 --replicas N --seed S --method primary|mad4 --bins N] [--json] [--fail-on medium|high]`
+//   --scales 2,4,8 --replicas N --seed S --method primary|mad4 --bins N] [--json | --full] [--fail-on medium|high]`
 // `tremor analyze --recover STEM|FILE.spill... [--output-dir DIR] [...]`
 // Reads a run file, analyses it with the stored effective configuration
 // (command-line values override it) and prints the same report as the
@@ -21,6 +21,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -44,6 +45,7 @@ struct AnalyzeCommandOptions {
   std::string output_dir;
   analysis::ParameterOverrides overrides;
   bool json = false;
+  bool full = false;  // --full: every table of the text report
   bool check_only = false;
   std::string fail_on;
   unsigned read_timeout_s = 0;  // 0: 60 s + 1 s per MiB of file
@@ -55,6 +57,38 @@ unsigned read_time_limit(const AnalyzeCommandOptions& options) {
   std::error_code error;
   const auto bytes = options.paths.empty() ? 0 : std::filesystem::file_size(options.paths.front(), error);
   return 60 + (error ? 0 : static_cast<unsigned>(std::min<std::uintmax_t>(bytes >> 20, 86400)));
+}
+
+// The run file a JSON report (written beside it at the end of a run) was
+// made from: its "output_file", found as written or beside the report, else
+// the .h5 of the same stem; empty if none exists.
+std::string run_file_of_report(const std::filesystem::path& report) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> candidates;
+  std::error_code error;
+  if (fs::file_size(report, error) <= (std::uintmax_t{64} << 20) && !error) {
+    std::ifstream in(report);
+    const nlohmann::json parsed = nlohmann::json::parse(in, nullptr, false);
+    if (parsed.is_object() && parsed.contains("output_file") && parsed["output_file"].is_string()) {
+      const fs::path written = parsed["output_file"].get<std::string>();
+      if (!written.empty()) candidates.insert(candidates.end(), {written, report.parent_path() / written.filename()});
+    }
+  }
+  candidates.push_back(fs::path(report).replace_extension(".h5"));
+  for (const fs::path& candidate : candidates) {
+    if (fs::is_regular_file(candidate, error)) return candidate.string();
+  }
+  return {};
+}
+
+// `tremor analyze run.json`: the JSON report is not the run file; name the .h5 to analyse.
+void refuse_json_report(const std::string& path) {
+  if (!path.ends_with(".json")) return;
+  const std::string run_file = run_file_of_report(path);
+  throw CommandFailure(path + " is a JSON report, not a run file; " +
+                           (run_file.empty() ? std::string("analyse the .h5 run file written with it")
+                                             : "analyse its run file: tremor analyze " + run_file),
+                       Exit::bad_input);
 }
 
 int severity(estimators::InterferenceClass interference_class) {
@@ -76,6 +110,22 @@ bool names_spill(const std::vector<std::string>& paths) {
   return false;
 }
 
+// --full, else TREMOR_REPORT_DETAIL as the profiler reads it (a bad value:
+// one note, the default).
+ReportDetail report_detail(const AnalyzeCommandOptions& options) {
+  if (options.full) return ReportDetail::full_report;
+  Config config;
+  const Setting* setting = find_setting("TREMOR_REPORT_DETAIL");
+  const std::optional<std::string> value = process_environment()("TREMOR_REPORT_DETAIL");
+  if (setting && value) {
+    if (const auto error = setting->parse(*value, config)) {
+      std::cerr << "tremor: note: TREMOR_REPORT_DETAIL='" << value->substr(0, 80) << "' " << *error << "; using the default '"
+                << default_text(*setting) << "'\n";
+    }
+  }
+  return config.report_detail;
+}
+
 // The whole command, run in the child; `read_done` gets one byte once the input is read.
 void analyze_in_child(const AnalyzeCommandOptions& options, int read_done) {
   std::string error;
@@ -90,6 +140,7 @@ void analyze_in_child(const AnalyzeCommandOptions& options, int read_done) {
       throw CommandFailure("give one run file (or --recover with spill files)", Exit::usage);
     }
     shown_path = options.paths.front();
+    refuse_json_report(shown_path);
     alarm(read_time_limit(options));  // SIGALRM ends a read that never returns
     run = read_run(shown_path, error);
     alarm(0);
@@ -115,7 +166,7 @@ void analyze_in_child(const AnalyzeCommandOptions& options, int read_done) {
   if (options.json) {
     std::cout << json_text(report, 2) << '\n';
   } else {
-    std::cout << analysis::render_text_report(*run, result, shown_path);
+    std::cout << analysis::render_text_report(*run, result, shown_path, report_detail(options));
   }
   std::cout.flush();
   if (!options.fail_on.empty() && result.estimate_possible) {
@@ -209,6 +260,9 @@ void register_analyze(CLI::App& app) {
       "log codes, within 1/2048)",
       1, 65536);
   command->add_flag("--json", options->json, "Print the JSON report instead of text");
+  command->add_flag("--full", options->full,
+                    "Print the full text report: every table (groups, all methods, stragglers) and every warning "
+                    "(default: TREMOR_REPORT_DETAIL, else a screenful)");
   command->add_option("--fail-on", options->fail_on, "Exit with status 3 when the class is at least this")
       ->check(CLI::IsMember({"medium", "high"}));
   add_whole_option(

@@ -62,7 +62,8 @@ void compare_in_child(const CompareCommandOptions& options) {
     analyses.push_back(analysis::analyze_run(runs.back(), parameters));
     compared.push_back({std::filesystem::path(path).stem().string(), &runs.back(), &analyses.back()});
   }
-  const analysis::Comparison comparison = analysis::compare_runs(compared, options.tolerance_percent);
+  analysis::Comparison comparison = analysis::compare_runs(compared, options.tolerance_percent);
+  for (std::size_t r = 0; r < comparison.runs.size(); ++r) comparison.runs[r].file = options.paths[r];  // as given
   if (!options.html_path.empty()) {
     write_output_file(options.html_path, analysis::render_compare_html(comparison), analysis::kCompareHtmlMarker,
                       inputs);

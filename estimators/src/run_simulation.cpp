@@ -64,6 +64,97 @@ double simulated_run_sum(const MaximumLaw& law, double factor, std::size_t segme
   return static_cast<double>(segments) * mean + growth * (sum - static_cast<double>(exact) * mean);
 }
 
+std::vector<std::size_t> replica_choice(std::size_t distinct, std::size_t replicas, std::mt19937_64& engine) {
+  std::vector<std::size_t> choice(replicas);
+  if (distinct >= replicas || distinct == 0) {
+    for (std::size_t r = 0; r < replicas; ++r) choice[r] = r;
+    return choice;
+  }
+  std::uniform_int_distribution<std::size_t> pick(0, distinct - 1);
+  for (std::size_t& index : choice) index = pick(engine);
+  return choice;
+}
+
+namespace {
+
+std::vector<double> taken(const std::vector<double>& values, std::span<const std::size_t> choice) {
+  std::vector<double> result;
+  result.reserve(choice.size());
+  for (const std::size_t index : choice) {
+    if (index < values.size()) result.push_back(values[index]);
+  }
+  return result;
+}
+
+// The variance of the values' mean over `distinct` draws (0 when every
+// replica is its own draw: the percentiles' own error covers it).
+double mean_shift_variance(const std::vector<double>& values, std::size_t distinct) {
+  if (distinct == 0 || distinct >= values.size() || values.size() < 2) return 0.0;
+  double mean = 0.0;
+  for (const double v : values) mean += v;
+  mean /= static_cast<double>(values.size());
+  double squares = 0.0;
+  for (const double v : values) squares += (v - mean) * (v - mean);
+  return squares / static_cast<double>(values.size() - 1) / static_cast<double>(distinct);
+}
+
+// The standard error of the (1 − ci)/2 percentile of `count` normal draws of
+// standard deviation `sd`: √(p(1 − p)/count)/φ(z_p).
+double percentile_standard_error(double sd, double ci, std::size_t count) {
+  if (count < 2 || !(sd > 0.0)) return 0.0;
+  const double p = 0.5 * (1.0 - ci);
+  // z_p by bisection on the normal tail (erfc), to 1e-9: no table, no library.
+  double low = 0.0, high = 10.0;
+  for (int i = 0; i < 60; ++i) {
+    const double middle = 0.5 * (low + high);
+    (0.5 * std::erfc(middle / std::sqrt(2.0)) > p ? low : high) = middle;
+  }
+  const double z = 0.5 * (low + high);
+  const double density = std::exp(-0.5 * z * z) / std::sqrt(2.0 * 3.141592653589793);
+  return sd * std::sqrt(p * (1.0 - p) / static_cast<double>(count)) / density;
+}
+
+double standard_deviation(const std::vector<double>& values) {
+  if (values.size() < 2) return 0.0;
+  double mean = 0.0;
+  for (const double v : values) mean += v;
+  mean /= static_cast<double>(values.size());
+  double squares = 0.0;
+  for (const double v : values) squares += (v - mean) * (v - mean);
+  return std::sqrt(squares / static_cast<double>(values.size() - 1));
+}
+
+}  // namespace
+
+GroupReplicas take_replicas(const GroupReplicas& group, std::span<const std::size_t> choice) {
+  GroupReplicas result;
+  result.segments = group.segments;
+  result.points = group.points;
+  result.failed.assign(group.failed.size(), 0);
+  result.distinct = group.expected.empty() ? 0 : group.expected.front().size();
+  result.expected.resize(group.expected.size());
+  result.one_run.resize(group.one_run.size());
+  for (std::size_t f = 0; f < group.expected.size(); ++f) {
+    result.expected[f] = taken(group.expected[f], choice);
+    if (f < group.one_run.size()) result.one_run[f] = taken(group.one_run[f], choice);
+    // Which replicas failed is not kept: the taken ones fail in the same share.
+    if (f < group.failed.size() && result.distinct > 0) {
+      result.failed[f] = static_cast<std::size_t>(std::llround(static_cast<double>(group.failed[f]) *
+                                                                static_cast<double>(choice.size()) /
+                                                                static_cast<double>(result.distinct)));
+    }
+  }
+  return result;
+}
+
+std::vector<std::vector<double>> take_replicas(const std::vector<std::vector<double>>& per_factor,
+                                               std::span<const std::size_t> choice) {
+  std::vector<std::vector<double>> result;
+  result.reserve(per_factor.size());
+  for (const std::vector<double>& values : per_factor) result.push_back(taken(values, choice));
+  return result;
+}
+
 void RunTotals::add(const GroupReplicas& group, double offset) {
   const auto segments = static_cast<double>(group.segments);
   if (group.expected.size() != expected_.size() || group.failed.size() != expected_.size()) {
@@ -88,11 +179,21 @@ void RunTotals::add(const GroupReplicas& group, double offset) {
     }
     failed_[f] += group.failed[f];
     group_replicas_[f] += expected.size();
+    if (group.distinct > 0 && group.distinct < expected.size()) {
+      std::vector<double> totals(expected.size()), runs(expected.size());
+      for (std::size_t r = 0; r < expected.size(); ++r) {
+        totals[r] = segments * (expected[r] + offset);
+        runs[r] = (simulated ? group.one_run[f][r] : segments * expected[r]) + segments * offset;
+      }
+      shift_expected_[f] += mean_shift_variance(totals, group.distinct);
+      shift_one_run_[f] += mean_shift_variance(runs, group.distinct);
+    }
   }
   started_ = true;
 }
 
-void RunTotals::add_per_segment(std::size_t segments, const std::vector<std::vector<double>>& per_segment) {
+void RunTotals::add_per_segment(std::size_t segments, const std::vector<std::vector<double>>& per_segment,
+                                std::size_t distinct) {
   if (!started_ || per_segment.size() != expected_.size()) {
     available_ = false;
     return;
@@ -107,12 +208,27 @@ void RunTotals::add_per_segment(std::size_t segments, const std::vector<std::vec
       expected_[f][r] += count * per_segment[f][r];
       one_run_[f][r] += count * per_segment[f][r];
     }
+    if (distinct > 0 && distinct < per_segment[f].size()) {
+      std::vector<double> totals(per_segment[f].size());
+      for (std::size_t r = 0; r < totals.size(); ++r) totals[r] = count * per_segment[f][r];
+      const double shift = mean_shift_variance(totals, distinct);
+      shift_expected_[f] += shift;
+      shift_one_run_[f] += shift;
+    }
   }
 }
 
 std::vector<RunInterval> RunTotals::summarize(double fixed, double scale, double ci, double widening) const {
   std::vector<RunInterval> intervals;
   if (!available()) return intervals;
+  // The ends' Monte Carlo error: the percentile's own over the run's
+  // replicas, and the mean shifts of groups with fewer distinct replicas.
+  const auto end_error = [&](const std::vector<double>& replicas, double shift) {
+    std::vector<double> totals(replicas.size());
+    for (std::size_t r = 0; r < replicas.size(); ++r) totals[r] = scale * (fixed + replicas[r]);
+    const double own = percentile_standard_error(standard_deviation(totals), ci, totals.size());
+    return widening * std::sqrt(own * own + scale * scale * shift);
+  };
   const auto interval = [&](const std::vector<double>& replicas) {
     std::vector<double> totals(replicas.size());
     for (std::size_t r = 0; r < replicas.size(); ++r) totals[r] = scale * (fixed + replicas[r]);
@@ -124,7 +240,10 @@ std::vector<RunInterval> RunTotals::summarize(double fixed, double scale, double
   for (std::size_t f = 0; f < expected_.size(); ++f) {
     const PercentileSummary expected = interval(expected_[f]);
     const PercentileSummary one_run = interval(one_run_[f]);
-    intervals.push_back({expected.median, expected.ci_low, expected.ci_high, one_run.ci_low, one_run.ci_high});
+    const double error =
+        std::max(end_error(expected_[f], shift_expected_[f]), end_error(one_run_[f], shift_one_run_[f]));
+    intervals.push_back(
+        {expected.median, expected.ci_low, expected.ci_high, one_run.ci_low, one_run.ci_high, error});
   }
   return intervals;
 }

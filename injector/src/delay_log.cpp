@@ -90,7 +90,11 @@ bool DelayLog::reserve_one() noexcept {
 
 std::size_t DelayLog::append(const LogEntry& entry) noexcept {
   entries_[size_] = entry;
-  if (entry.delayed) ++delays_;
+  if (entry.delayed) {
+    ++delays_;
+    requested_us_total_ += entry.record.requested_us;
+    spent_us_total_ += entry.record.spent_us;
+  }
   return size_++;
 }
 

@@ -54,6 +54,9 @@ class DelayLog {
   }
   // The delayed entries (the C API's records); traced-only ones are in the CSV only.
   std::size_t delays() const noexcept { return delays_; }
+  // Sums over the delayed entries, µs, kept as they are appended.
+  double requested_us_total() const noexcept { return requested_us_total_; }
+  double spent_us_total() const noexcept { return spent_us_total_; }
   std::size_t copy_to(tremor_inject_record* out, std::size_t max) const noexcept;
   // Writes the CSV file (never overwriting one); reports a failure on rank 0.
   void write_csv(int rank) const noexcept;
@@ -62,6 +65,8 @@ class DelayLog {
   LogEntry* entries_ = nullptr;
   std::size_t size_ = 0;
   std::size_t delays_ = 0;
+  double requested_us_total_ = 0.0;
+  double spent_us_total_ = 0.0;
   std::size_t reserved_ = 0;
   std::size_t capacity_ = 0;
   bool full_ = false;

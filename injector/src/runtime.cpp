@@ -357,6 +357,16 @@ TREMOR_INJECT_EXPORT int tremor_inject_is_active(void) {
   return (active & tremor::inject::g_injected_families) != 0 ? 1 : 0;
 }
 
+TREMOR_INJECT_EXPORT int tremor_inject_get_totals(tremor_inject_totals* out) {
+  if (out == nullptr) return 0;
+  auto& s = tremor::inject::state();
+  std::lock_guard lock(s.mutex);
+  out->delays = s.log.delays();
+  out->requested_s = 1e-6 * s.log.requested_us_total();
+  out->spent_s = 1e-6 * s.log.spent_us_total();
+  return 1;
+}
+
 TREMOR_INJECT_EXPORT void tremor_inject_suspend(void) {
   auto& s = tremor::inject::state();
   std::lock_guard lock(s.mutex);

@@ -11,14 +11,16 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import numpy as np  # noqa: E402
 
 from .output import PNG_SOFTWARE  # noqa: E402
+from .ranking import COLOURED_GROUPS, HISTOGRAM_GROUPS, groups_by_impact  # noqa: E402
 from .run_file import RunView  # noqa: E402
 
 INTERFERED_COLOUR = "#d62728"
-UNUSED_COLOUR = "#b0b0b0"
-# Red is reserved for interference, so group colours skip tab10's red.
+UNUSED_COLOUR = "#d0d0d0"
+OTHER_GROUPS_COLOUR = "#8a8a8a"
+# Red is reserved for interference and grey for the groups without a colour of
+# their own, so group colours skip tab10's red and grey.
 GROUP_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
-                 "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"]
-MAX_DISTRIBUTION_PANELS = 12
+                 "#e377c2", "#17becf", "#bcbd22"]
 MAX_STRAGGLER_BARS = 15
 EPISODE_COLOUR = "#ffd54f"
 EPISODE_OUTLINE = "#00b8f0"  # stands out on the speed map's magma colours
@@ -31,10 +33,10 @@ def episodes(run: RunView) -> list[dict]:
     return ((run.report.get("diagnosis") or {}).get("episodes")) or []
 
 
-def group_colour(group_index: int) -> str:
-    if group_index < 0:
-        return UNUSED_COLOUR
-    return GROUP_PALETTE[group_index % len(GROUP_PALETTE)]
+def group_colours(run: RunView) -> dict[int, str]:
+    """Group number → colour for the groups that lost most; every other group is OTHER_GROUPS_COLOUR."""
+    top = groups_by_impact(run.report)[:min(COLOURED_GROUPS, len(GROUP_PALETTE))]
+    return {group["index"]: GROUP_PALETTE[rank] for rank, group in enumerate(top)}
 
 
 def _png(figure) -> bytes:
@@ -45,24 +47,32 @@ def _png(figure) -> bytes:
     return buffer.getvalue()
 
 
-def timeline(run: RunView) -> bytes:
-    """Every segment's duration in run order, coloured by group, interfered ones ringed."""
+def timeline_figure(run: RunView):
+    """Every segment's duration in run order; the groups that lost most in colour, the rest grey,
+    interfered ones ringed. The legend stands right of the plot, so it never hides a point."""
     figure, axes = plt.subplots(figsize=(11, 3.8))
     for number, episode in enumerate(episodes(run)):
         axes.axvspan(episode["first_segment"] - 0.5, episode["last_segment"] + 0.5, color=EPISODE_COLOUR, alpha=0.45,
                      linewidth=0, label="episode" if number == 0 else None, zorder=0)
     index = np.arange(len(run.duration_s))
     duration_ms = run.duration_s * 1e3
+    colours = group_colours(run)
     usable = {group["index"] for group in run.report.get("groups") or []}
-    # Groups below the minimum size are drawn as "not usable", like segments in no group.
-    plotted_group = np.where(np.isin(run.segment_group, list(usable)), run.segment_group, -1)
-    groups = sorted(set(plotted_group.tolist()))
     marker_size = 12 if len(index) < 2000 else 3
-    for group in groups:
-        members = plotted_group == group
-        label = "no usable group" if group < 0 else f"group {group}"
-        axes.scatter(index[members], duration_ms[members], s=marker_size,
-                     color=group_colour(group), label=label, linewidths=0)
+    # Groups below the minimum size are drawn as "not usable", like segments in no group.
+    unusable = ~np.isin(run.segment_group, list(usable))
+    others = ~unusable & ~np.isin(run.segment_group, list(colours))
+    other_count = len(usable - set(colours))
+    for members, colour, label in (
+            (unusable, UNUSED_COLOUR, "no usable group"),
+            (others, OTHER_GROUPS_COLOUR, f"{other_count} other groups")):
+        if members.any():
+            axes.scatter(index[members], duration_ms[members], s=marker_size, color=colour, label=label,
+                         linewidths=0)
+    for group, colour in colours.items():  # the legend lists them largest lost time first
+        members = run.segment_group == group
+        axes.scatter(index[members], duration_ms[members], s=marker_size, color=colour, label=f"group {group}",
+                     linewidths=0)
     interfered = run.segment_class == 2
     if interfered.any():
         axes.scatter(index[interfered], duration_ms[interfered], s=marker_size * 5,
@@ -72,10 +82,21 @@ def timeline(run: RunView) -> bytes:
     axes.set_ylabel("duration, max over ranks (ms)")
     if len(duration_ms) and duration_ms.max() > 20 * max(np.median(duration_ms), 1e-9):
         axes.set_yscale("log")  # a few huge outliers would flatten everything else
-    axes.set_title("Segment timeline")
     axes.grid(alpha=0.3)
-    axes.legend(loc="upper right", fontsize=8, ncol=min(len(groups) + 2, 5))
-    return _png(figure)
+    handles, labels = axes.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda i: (not labels[i].startswith("group "), i))
+    legend = axes.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper left",
+                         bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False, borderaxespad=0.0,
+                         title="groups by lost time", title_fontsize=8, alignment="left")
+    # Points of a long run are tiny; the legend's must show their colour.
+    for handle in getattr(legend, "legend_handles", None) or legend.legendHandles:
+        if hasattr(handle, "set_sizes"):
+            handle.set_sizes([40 if handle.get_label() == "interfered" else 20])
+    return figure
+
+
+def timeline(run: RunView) -> bytes:
+    return _png(timeline_figure(run))
 
 
 def speed_heatmap(run: RunView) -> bytes | None:
@@ -124,12 +145,13 @@ def components(run: RunView) -> bytes | None:
     return _png(figure)
 
 
-def group_distributions(run: RunView) -> bytes | None:
-    """Per usable group: duration histogram with median and the median + k·MAD threshold."""
-    groups = run.report.get("groups") or []
-    if not groups:
+def group_distributions_figure(run: RunView):
+    """Per usable group, those that lost most first: duration histogram with median and the
+    median + k·MAD threshold. None without a usable group."""
+    shown = groups_by_impact(run.report)[:HISTOGRAM_GROUPS]
+    if not shown:
         return None
-    shown = groups[:MAX_DISTRIBUTION_PANELS]
+    colours = group_colours(run)
     mad_factor = (run.report.get("parameters") or {}).get("mad_factor", 4)
     columns = min(3, len(shown))
     rows = math.ceil(len(shown) / columns)
@@ -142,21 +164,30 @@ def group_distributions(run: RunView) -> bytes | None:
         interfered = run.segment_class[members] == 2
         bins = np.histogram_bin_edges(duration_ms, bins=min(40, max(5, len(duration_ms) // 3)))
         axes.hist([duration_ms[~interfered], duration_ms[interfered]], bins=bins, stacked=True,
-                  color=[group_colour(group["index"]), INTERFERED_COLOUR],
+                  color=[colours.get(group["index"], OTHER_GROUPS_COLOUR), INTERFERED_COLOUR],
                   label=["normal", "interfered"])
         axes.axvline(group["median_s"] * 1e3, color="black", linestyle="-", linewidth=1, label="median")
         if group.get("threshold_s") is not None:
             axes.axvline(group["threshold_s"] * 1e3, color=INTERFERED_COLOUR, linestyle="--", linewidth=1.2,
                          label=f"median + {mad_factor:g}·MAD")
-        axes.set_title(f"group {group['index']}: {group['segments']} segments, "
-                       f"{group['interfered']} interfered", fontsize=9)
+        lost = group.get("lost_s") or 0.0
+        lost_text = f", lost {lost:.3g} s" if lost >= 1 else f", lost {lost * 1e3:.3g} ms" if lost else ""
+        axes.set_title(f"group {group['index']}: {group['segments']} seg., "
+                       f"{group['interfered']} interfered{lost_text}", fontsize=8)
         axes.set_xlabel("duration (ms)", fontsize=8)
         axes.tick_params(labelsize=7)
         axes.grid(alpha=0.3)
     axes_grid.flat[0].legend(fontsize=7)
-    figure.suptitle("Duration distribution per group", fontsize=11)
+    total = len(run.report.get("groups") or [])
+    more = f" (the {len(shown)} of {total} that lost most)" if total > len(shown) else ""
+    figure.suptitle(f"Duration distribution per group{more}", fontsize=11)
     figure.tight_layout()
-    return _png(figure)
+    return figure
+
+
+def group_distributions(run: RunView) -> bytes | None:
+    figure = group_distributions_figure(run)
+    return _png(figure) if figure is not None else None
 
 
 def stragglers(run: RunView) -> bytes | None:

@@ -5,6 +5,7 @@ import base64
 from html import escape
 
 from .output import HTML_MARKER
+from .ranking import HISTOGRAM_GROUPS, groups_by_impact, impact_key
 from .run_file import RunView
 
 # Not used by any chart, so a screenshot test can find the light by its colour.
@@ -20,6 +21,7 @@ table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;paddin
 th{background:#f2f2f2}td.text,th.text{text-align:left}
 img{max-width:100%;display:block;margin:6px 0}
 ul.warnings li{margin:4px 0}.muted{color:#777;font-size:12px}
+details.groups>summary{cursor:pointer;font-size:14px;margin:6px 0}
 """
 
 
@@ -86,24 +88,36 @@ def _run_facts(run: RunView) -> str:
 
 
 def _groups_table(report: dict) -> str:
-    groups = report.get("groups") or []
+    """Every usable group, largest lost time first, folded: a real application has hundreds."""
+    groups = groups_by_impact(report)
     if not groups:
         return '<p class="muted">No usable group.</p>'
+    key = impact_key(report)
+    lost_name = "4·MAD impact" if key == "impact_s" else "lost time"
     header = ("<tr><th>group</th><th>segments</th><th>median ms</th><th>MAD ms</th><th>threshold ms</th>"
-              "<th>interfered</th><th>impact s</th><th>GEV k pwm / mom</th><th class='text'>fit</th></tr>")
+              "<th>interfered</th><th>lost s</th><th>4·MAD impact s</th>"
+              "<th>tail shape k (PWM / MOM)</th><th class='text'>tail fit</th></tr>")
     rows = []
     for group in groups:
         gev = group.get("gev") or {}
         k_values = " / ".join(_number((gev.get(method) or {}).get("k"), 2) for method in ("pwm", "mom"))
         fit = escape(str(gev.get("chosen", ""))) + (" (PWM and MOM disagree)" if gev.get("disagree") else "")
-        ms = [_number(group.get(key) * 1e3 if group.get(key) is not None else None)
-              for key in ("median_s", "mad_s", "threshold_s")]
+        ms = [_number(group.get(key_ms) * 1e3 if group.get(key_ms) is not None else None)
+              for key_ms in ("median_s", "mad_s", "threshold_s")]
         rows.append(f"<tr><td>{group['index']}</td><td>{group['segments']}</td><td>{ms[0]}</td><td>{ms[1]}</td>"
-                    f"<td>{ms[2]}</td><td>{group['interfered']}</td><td>{_number(group.get('impact_s'), 4)}</td>"
-                    f"<td>{k_values}</td><td class='text'>{fit}</td></tr>")
+                    f"<td>{ms[2]}</td><td>{group['interfered']}</td><td>{_number(group.get('lost_s'), 4)}</td>"
+                    f"<td>{_number(group.get('impact_s'), 4)}</td><td>{k_values}</td>"
+                    f"<td class='text'>{fit}</td></tr>")
     unused = report.get("unused_groups", 0)
     note = f'<p class="muted">{unused} group(s) below the minimum size are not used.</p>' if unused else ""
-    return f"<table>{header}{''.join(rows)}</table>{note}"
+    explained = ("<p class='muted'>A group is the segments between the same MPI calls doing about the same "
+                 "work. Lost s: the group's time beyond its intrinsic time (Tremor's estimate); 4·MAD impact: "
+                 "its time beyond median + 4·MAD (the outlier rule of the segment-clustering method); tail "
+                 "shape: the fitted extreme-value distribution of its durations.</p>")
+    summary = (f"{len(groups)} usable groups, largest {lost_name} first "
+               f"(the histograms below show the first {min(HISTOGRAM_GROUPS, len(groups))})")
+    return (f"<details class='groups'><summary>{escape(summary)}</summary>{explained}"
+            f"<table class='groups'>{header}{''.join(rows)}</table>{note}</details>")
 
 
 def _predictions_table(report: dict) -> str:
@@ -216,23 +230,24 @@ def render_page(run: RunView, charts: dict[str, bytes | None]) -> str:
 
     report = run.report
     diagnosis = _diagnosis_tables(report)
+    # What happened to this run first (where, when, what), then the detail by group.
     sections = [
         f"<h1>Tremor report</h1><p class='muted'>{escape(run.path)} · Tremor {escape(str(report.get('tremor_version', '')))}</p>",
         _headline(report),
         "<h2>Run</h2>", _run_facts(run),
-        "<h2>Segment timeline</h2>",
-        chart("timeline", "segment durations by group, interfered segments ringed in red", "No segments."),
-        "<h2>Groups</h2>", _groups_table(report),
-        chart("distributions", "duration distribution per group with the median + k·MAD threshold",
-              "No usable group to plot."),
-        "<h2>Stragglers</h2>",
-        chart("stragglers", "impact per late rank and node", "No interfered segment: no straggler."),
         "<h2>Where: ranks and nodes the others waited for</h2>", diagnosis["where"],
+        chart("stragglers", "impact per late rank and node", "No interfered segment: no straggler."),
         "<h2>When: episodes</h2>", diagnosis["when"],
         chart("speed", "normalised speed per rank and time, episodes outlined", "No per-rank detail to map."),
         "<h2>What: compute, MPI and file I/O</h2>", diagnosis["what"],
         chart("components", "run time and lost time split into compute, MPI and file I/O",
               "No component split."),
+        "<h2>Segment timeline</h2>",
+        chart("timeline", "segment durations, the groups that lost most in colour, interfered segments ringed "
+              "in red", "No segments."),
+        "<h2>Groups</h2>", _groups_table(report),
+        chart("distributions", "duration distribution of the groups that lost most, with the median + k·MAD "
+              "threshold", "No usable group to plot."),
         "<h2>Predicted run time at larger scale</h2>",
         chart("predictions", "predicted run time with prediction intervals for one run and confidence intervals",
               "No prediction available."),

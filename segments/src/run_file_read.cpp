@@ -114,7 +114,8 @@ bool read_ranks(hid_t file, std::size_t world_size, std::vector<RankInfo>& ranks
   // Files written before they were recorded: not measured (NaN).
   for (const auto& [name, member] : {std::pair{"/ranks/run_queue_delay_s", &RankInfo::run_queue_delay_s},
                                      std::pair{"/ranks/slept_s", &RankInfo::slept_s},
-                                     std::pair{"/ranks/own_sleep_s", &RankInfo::own_sleep_s}}) {
+                                     std::pair{"/ranks/own_sleep_s", &RankInfo::own_sleep_s},
+                                     std::pair{"/ranks/injected_s", &RankInfo::injected_s}}) {
     if (!hdf5::link_exists(file, name)) continue;
     std::vector<double> values;
     if (!hdf5::read_vector(file, name, values, error) || !same_length(values.size(), world_size, name, error))

@@ -81,7 +81,7 @@ bool validate_ranks(const RunData& run, std::string& error) {
     // NaN: not measured (files written before these were recorded).
     for (const auto& [dataset, value] :
          {std::pair{"/ranks/run_queue_delay_s", rank.run_queue_delay_s}, std::pair{"/ranks/slept_s", rank.slept_s},
-          std::pair{"/ranks/own_sleep_s", rank.own_sleep_s}}) {
+          std::pair{"/ranks/own_sleep_s", rank.own_sleep_s}, std::pair{"/ranks/injected_s", rank.injected_s}}) {
       if (!std::isnan(value) && !non_negative(value)) {
         return fail_at(error, dataset, i, shown(value), "must be >= 0 (or NaN: not measured)");
       }

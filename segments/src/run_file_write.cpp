@@ -58,7 +58,8 @@ bool write_ranks(hid_t file, const std::vector<RankInfo>& ranks, std::string& er
          hdf5::write_vector(group.get(), "local_rank", column(ranks, &RankInfo::local_rank), error) &&
          hdf5::write_vector(group.get(), "run_queue_delay_s", column(ranks, &RankInfo::run_queue_delay_s), error) &&
          hdf5::write_vector(group.get(), "slept_s", column(ranks, &RankInfo::slept_s), error) &&
-         hdf5::write_vector(group.get(), "own_sleep_s", column(ranks, &RankInfo::own_sleep_s), error);
+         hdf5::write_vector(group.get(), "own_sleep_s", column(ranks, &RankInfo::own_sleep_s), error) &&
+         hdf5::write_vector(group.get(), "injected_s", column(ranks, &RankInfo::injected_s), error);
 }
 
 bool describe(hid_t object, const MetricInfo& metric, std::string& error) {

@@ -224,11 +224,11 @@ TEST_CASE("a node shared with another job: off-CPU time on every segment, charge
   CHECK(waiting.primary.lost_percent == Approx(truth).margin(1.0));
   CHECK(waiting.primary.segment_lost_s[0] == Approx(0.003).epsilon(0.01));
   // The report says what was measured: 4 ranks waited 0.5 s each.
-  std::string text = render_text_report(run, waiting, "");
+  std::string text = render_text_report(run, waiting, "", ReportDetail::full_report);  // the Measured: line
   for (std::size_t wrap = text.find("\n  "); wrap != std::string::npos; wrap = text.find("\n  ", wrap))
     text.replace(wrap, 3, " ");  // the report wraps long lines
   CHECK(text.find("4 of 4 detail ranks waited 2.000 s in all for a CPU (run queue)") != std::string::npos);
-  CHECK(render_text_report(run, unmeasured, "").find("for a CPU") == std::string::npos);
+  CHECK(render_text_report(run, unmeasured, "", ReportDetail::full_report).find("for a CPU") == std::string::npos);
   // Two ranks per node on nodes of one CPU: the ranks take turns, and their
   // run-queue delay is the job's own.
   run.environment.nodes.resize(2);

@@ -69,16 +69,20 @@ fs::path write_file(const TempDir& dir, const RunData& run, const std::string& n
 
 }  // namespace
 
-TEST_CASE("text report: header first, key sentence, sections, <= 80 columns", "[report]") {
+TEST_CASE("full text report: header first, key sentence, sections, <= 80 columns", "[report]") {
   const RunData run = tremor::test::synthetic_run(medium_spec());
   const RunAnalysis result = analyze_run(run, AnalysisParameters{});
-  const std::string text = render_text_report(run, result, "/a/very/long/path/" + std::string(120, 'x') + ".h5");
+  const std::string text = render_text_report(run, result, "/a/very/long/path/" + std::string(120, 'x') + ".h5",
+                                              ReportDetail::full_report);
   CHECK(longest_line(text) <= 80);
   CHECK(text.rfind("=== Tremor", 0) == 0);
   CHECK_THAT(text, Catch::Contains("[YELLOW] MEDIUM"));
+  // The figure has the decimals its interval needs to show two different ends.
+  int decimals = 0;
+  interval_text(result.primary.lost_percent_low, result.primary.lost_percent_high, &decimals);
   char sentence[128];
-  std::snprintf(sentence, sizeof sentence, "%.1f %% of this run was lost to interference \u2014 MEDIUM, p(high) = %.2f",
-                result.interference_percent, result.probability_high);
+  std::snprintf(sentence, sizeof sentence, "%.*f %% of this run was lost to interference \u2014 MEDIUM, p(high) = %.2f",
+                decimals, result.interference_percent, result.probability_high);
   CHECK_THAT(text, Catch::Contains(sentence));
   CHECK_THAT(text, Catch::Contains("Groups: 2 usable of 2"));
   CHECK_THAT(text, Catch::Contains("Stragglers"));
@@ -120,7 +124,7 @@ TEST_CASE("a warning raised per group is one line per kind, its cases kept in th
   CHECK_THAT(warning->message, Catch::Contains("Worst: " + warning->cases[0].subject + " ("));
   CHECK_THAT(warning->message, Catch::Contains("; " + std::to_string(disagreeing - 3) + " more."));
 
-  const std::string text = render_text_report(run, result, "run.h5");
+  const std::string text = render_text_report(run, result, "run.h5", ReportDetail::full_report);
   std::size_t lines = 0;
   for (std::size_t at = text.find("\n- PWM and MOM"); at != std::string::npos;
        at = text.find("\n- PWM and MOM", at + 1))
@@ -216,6 +220,7 @@ TEST_CASE("report_run writes /analysis and the reserved JSON, tremor analyze agr
   std::ofstream(json_path).close();  // the profiler reserves it empty
   Config config;
   config.report = ReportFormat::both;
+  config.report_detail = ReportDetail::full_report;  // TREMOR_REPORT_DETAIL=full: every table
   std::FILE* text_out = std::tmpfile();
   REQUIRE(text_out);
   report_run(run, config, h5, json_path, text_out);
@@ -253,6 +258,10 @@ TEST_CASE("report_run writes /analysis and the reserved JSON, tremor analyze agr
   const Outcome text_run = run_tremor(dir, "analyze " + h5.string());
   CHECK(text_run.status == 0);
   CHECK(text_run.out == render_text_report(run, analyze_run(run, AnalysisParameters{}), h5.string()));
+  const Outcome full_run = run_tremor(dir, "analyze --full " + h5.string());
+  CHECK(full_run.status == 0);
+  CHECK(full_run.out == render_text_report(run, analyze_run(run, AnalysisParameters{}), h5.string(),
+                                           ReportDetail::full_report));
 
   SECTION("--fail-on: exit 3 when the class is reached") {
     CHECK(run_tremor(dir, "analyze --fail-on medium " + h5.string()).status == 3);

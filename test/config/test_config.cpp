@@ -44,7 +44,7 @@ TEST_CASE("each default's text parses back to the default and lies in its range"
       {"TREMOR_REPORT", "text"},       {"TREMOR_LOG_LEVEL", "info"},       {"TREMOR_MAD_FACTOR", "4"},
       {"TREMOR_CLUSTER_THRESHOLD", "0.1"}, {"TREMOR_MIN_GROUP", "5"},      {"TREMOR_SCALES", "2,4,8"},
       {"TREMOR_BOOTSTRAP_REPLICAS", "1000"}, {"TREMOR_SEED", "20260101"}, {"TREMOR_DETAIL_RANKS", "256"},
-      {"TREMOR_SPILL_INTERVAL", "1"},  {"TREMOR_FINALIZE_LIMIT", "60"}};
+      {"TREMOR_SPILL_INTERVAL", "1"},  {"TREMOR_FINALIZE_LIMIT", "60"},   {"TREMOR_REPORT_DETAIL", "short"}};
   REQUIRE(tremor::settings().size() == expected.size());
   for (const tremor::Setting& setting : tremor::settings()) {
     INFO(setting.name);
@@ -56,6 +56,7 @@ TEST_CASE("each default's text parses back to the default and lies in its range"
                                                             {"TREMOR_OUTPUT_DIR", "/elsewhere"},
                                                             {"TREMOR_COUNTERS", "cputime"},
                                                             {"TREMOR_REPORT", "none"},
+                                                            {"TREMOR_REPORT_DETAIL", "full"},
                                                             {"TREMOR_LOG_LEVEL", "trace"},
                                                             {"TREMOR_MAD_FACTOR", "7"},
                                                             {"TREMOR_CLUSTER_THRESHOLD", "0.5"},
@@ -103,7 +104,7 @@ TEST_CASE("a numeric setting accepts its range's ends and refuses what lies beyo
     ++checked;
   }
   CHECK(checked == 8);
-  CHECK(tremor::find_setting("TREMOR_MAD_FACTOR") == &tremor::settings()[5]);
+  CHECK(tremor::find_setting("TREMOR_MAD_FACTOR") == &tremor::settings()[6]);  // after TREMOR_REPORT_DETAIL
   CHECK(tremor::find_setting("TREMOR_NO_SUCH_SETTING") == nullptr);
 }
 

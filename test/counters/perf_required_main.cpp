@@ -6,10 +6,8 @@
 // the names), instead of passing without checking anything.
 //   [perf]       perf's context-switch records (perf_event_open): no-perf-switch-records
 //   [papi_perf]  PAPI's perf_event component (a PMU libpfm4 knows): no-pmu
-// Case names are listed on one line however long (see test/common/catch_main.cpp).
-#define CATCH_CONFIG_CONSOLE_WIDTH 200
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+// Catch2's implementation is the shared one (test/common/catch_session.cpp).
+#include "../common/catch_session.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -45,5 +43,5 @@ int main(int argc, char* argv[]) {
       return 77;
     }
   }
-  return Catch::Session().run(argc, argv);
+  return run_catch_session(argc, argv);
 }

@@ -186,7 +186,7 @@ Coverage coverage(const std::function<double(std::mt19937_64&)>& draw, bool para
 
 // Base runs of 100 segments over 4 ranks, predicted at 1, 2, 4 and 8 times
 // the ranks (1x: another run of the same size). Docs: docs/scale-prediction.md.
-TEST_CASE("prediction intervals for one run cover it; confidence intervals do not", "[simulation][coverage]") {
+TEST_CASE("prediction intervals for one run cover it, confidence intervals do not", "[simulation][coverage]") {
   struct Law {
     const char* name;
     std::function<double(std::mt19937_64&)> draw;
@@ -238,4 +238,66 @@ TEST_CASE("the fallback share is of the groups' replicas, never above one", "[si
   totals.add(group({10, 10}));
   CHECK(totals.fallback_share(0) == Approx(20.0 / 30.0));
   CHECK(totals.fallback_share(1) <= 1.0);
+}
+
+// A run of 40 groups whose replicas are Normal draws (sd 1 each, so the run's
+// expected total has sd √40): per seed, each group computes only 25 distinct
+// replicas and the run's 400 take theirs from them (take_replicas). The ends
+// then move between seeds by the stated Monte Carlo error: the percentiles'
+// own error over 400 replicas and the groups' mean shifts over 25 draws, the
+// larger part. An error without the shifts understates the spread by half.
+TEST_CASE("the stated Monte Carlo error is the spread of the interval ends over seeds", "[simulation][monte-carlo]") {
+  constexpr std::size_t kGroups = 40, kDistinct = 25, kReplicas = 400, kSeeds = 200;
+  std::vector<double> lows, stated;
+  for (std::uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    std::mt19937_64 engine(seed);
+    est::RunTotals totals(1);
+    for (std::size_t g = 0; g < kGroups; ++g) {
+      est::GroupReplicas group;
+      group.segments = 1;
+      group.expected.assign(1, {});
+      group.one_run.assign(1, {});
+      group.failed.assign(1, 0);
+      for (std::size_t r = 0; r < kDistinct; ++r) {
+        group.expected[0].push_back(standard_normal(engine));
+        group.one_run[0].push_back(group.expected[0].back());
+      }
+      const std::vector<std::size_t> picks = est::replica_choice(kDistinct, kReplicas, engine);
+      totals.add(est::take_replicas(group, picks));
+    }
+    // 100 s beside the groups: the ends stay positive (a run takes no less than no time).
+    const std::vector<est::RunInterval> intervals = totals.summarize(100.0, 1.0, 0.95);
+    REQUIRE(intervals.size() == 1);
+    lows.push_back(intervals[0].ci_low);
+    stated.push_back(intervals[0].monte_carlo_error);
+  }
+  double mean = 0.0, squares = 0.0, stated_mean = 0.0;
+  for (const double low : lows) mean += low / kSeeds;
+  for (const double low : lows) squares += (low - mean) * (low - mean);
+  for (const double error : stated) stated_mean += error / kSeeds;
+  const double spread = std::sqrt(squares / (kSeeds - 1));
+  // Own error ≈ 2.67·√40/√400 = 0.84, shifts √(40/25) = 1.26: about 1.5 together, 0.84 alone.
+  CHECK(stated_mean == Approx(spread).epsilon(0.25));
+}
+
+TEST_CASE("replicas taken from fewer keep the run's count and the fallback share", "[simulation][monte-carlo]") {
+  std::mt19937_64 engine(3);
+  const std::vector<std::size_t> all = est::replica_choice(10, 10, engine);
+  CHECK(all == std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  const std::vector<std::size_t> picks = est::replica_choice(4, 1000, engine);
+  REQUIRE(picks.size() == 1000);
+  CHECK(*std::max_element(picks.begin(), picks.end()) == 3);
+  est::GroupReplicas group;
+  group.segments = 2;
+  group.expected = {{1.0, 2.0, 3.0, 4.0}};
+  group.one_run = {{10.0, 20.0, 30.0, 40.0}};
+  group.failed = {1};
+  const est::GroupReplicas taken = est::take_replicas(group, picks);
+  CHECK(taken.distinct == 4);
+  REQUIRE(taken.expected[0].size() == 1000);
+  for (std::size_t r = 0; r < picks.size(); ++r) {
+    CHECK(taken.expected[0][r] == group.expected[0][picks[r]]);
+    CHECK(taken.one_run[0][r] == group.one_run[0][picks[r]]);
+  }
+  CHECK(taken.failed[0] == 250);
 }

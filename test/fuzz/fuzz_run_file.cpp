@@ -28,7 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   overrides.replicas = 8;
   const auto parameters = tremor::analysis::parameters_from_stored_configuration(run->meta.configuration, overrides);
   const auto result = tremor::analysis::analyze_run(*run, parameters);
-  const std::string text = tremor::analysis::render_text_report(*run, result, "fuzz.h5");
+  const std::string text = tremor::analysis::render_text_report(*run, result, "fuzz.h5") +
+                           tremor::analysis::render_text_report(*run, result, "fuzz.h5", tremor::ReportDetail::full_report);
   const std::string json = tremor::json_text(tremor::analysis::report_json(*run, result, "fuzz.h5"), 2);
   if (text.empty() || json.empty()) std::abort();  // every readable run gets a report
   return 0;

@@ -73,7 +73,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto parameters =
       tremor::analysis::parameters_from_stored_configuration(recovered->run.meta.configuration, overrides);
   const auto result = tremor::analysis::analyze_run(recovered->run, parameters);
-  const std::string text = tremor::analysis::render_text_report(recovered->run, result, "fuzz.h5");
+  const std::string text =
+      tremor::analysis::render_text_report(recovered->run, result, "fuzz.h5") +
+      tremor::analysis::render_text_report(recovered->run, result, "fuzz.h5", tremor::ReportDetail::full_report);
   const std::string json = tremor::json_text(tremor::analysis::report_json(recovered->run, result, "fuzz.h5"), 2);
   if (text.empty() || json.empty()) std::abort();  // every recovered run gets a report
   return 0;

@@ -147,16 +147,12 @@ def check_kind(kind, report, truth, added, figures):
               f"at least {TOLERANCES['io_share']:.0%} of the lost time in file I/O, less the machine's "
               f"{added:.2f} %: {lost}")
     else:
-        # Nothing injected: only the machine's own interference may be named.
-        # A rank named `loaded` is one whose work took longer (its CPU time per
-        # unit of work): on a shared 2-core machine a neighbour's cache and
-        # memory traffic does that, and the kernel's run-queue count does not
-        # see it, so no band measured here holds it. Every rank a clean
-        # replay names, of either kind, is held to the replay's truth band
-        # instead (test/campaigns/replay_check.py); here it is printed.
-        delayed = [r for r in slow if r.get("kind") != "loaded"]
-        check(all(r["lost_percent"] <= added for r in delayed),
-              f"a clean run names no slow rank beyond the machine's {added:.2f} %: {delayed}")
+        # Nothing injected: only the machine's own interference may be named,
+        # never beyond what the kernel counted. Extra CPU time per unit of
+        # work beside a neighbour (cache and memory traffic) reads as work:
+        # imbalance, listed apart (imbalanced_ranks) and never named here.
+        check(all(r["lost_percent"] <= added for r in slow),
+              f"a clean run names no slow rank beyond the machine's {added:.2f} %: {slow}")
         check(all(e["lost_percent"] <= added for e in episodes),
               f"a clean run names no episode beyond the machine's {added:.2f} %: {episodes}")
 

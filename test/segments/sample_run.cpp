@@ -32,7 +32,8 @@ RunData sample_run(std::size_t world_size, std::size_t segments) {
                          static_cast<std::int32_t>(r % 2),
                          r == 1 ? std::numeric_limits<double>::quiet_NaN() : 0.125 * static_cast<double>(r),
                          r == 1 ? std::numeric_limits<double>::quiet_NaN() : 0.0625 * static_cast<double>(r),
-                         r == 1 ? std::numeric_limits<double>::quiet_NaN() : 0.03125 * static_cast<double>(r)});
+                         r == 1 ? std::numeric_limits<double>::quiet_NaN() : 0.03125 * static_cast<double>(r),
+                         r == 2 ? std::numeric_limits<double>::quiet_NaN() : 0.375 * static_cast<double>(r)});
   // One bin per log code, ascending, as the profiler writes them.
   for (std::size_t m = 0; m < kQuantizedCount; ++m)
     for (std::size_t b = 0; b < 4 + m; ++b) {

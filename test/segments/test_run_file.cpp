@@ -54,6 +54,8 @@ void require_equal(const RunData& a, const RunData& b) {
     CHECK((a.ranks[r].slept_s == b.ranks[r].slept_s || (std::isnan(a.ranks[r].slept_s) && std::isnan(b.ranks[r].slept_s))));
     CHECK((a.ranks[r].own_sleep_s == b.ranks[r].own_sleep_s ||
            (std::isnan(a.ranks[r].own_sleep_s) && std::isnan(b.ranks[r].own_sleep_s))));
+    CHECK((a.ranks[r].injected_s == b.ranks[r].injected_s ||
+           (std::isnan(a.ranks[r].injected_s) && std::isnan(b.ranks[r].injected_s))));
   }
   for (std::size_t m = 0; m < tremor::kQuantizedCount; ++m) {
     REQUIRE(a.global_bins[m].size() == b.global_bins[m].size());
@@ -145,6 +147,7 @@ TEST_CASE("validate_run names the dataset, index and rule of the first value out
       {[](RunData& r) { r.ranks[0].local_rank = 4; }, "/ranks/local_rank[0] = 4"},
       {[&](RunData& r) { r.ranks[0].slept_s = -inf; }, "/ranks/slept_s[0] = -inf"},
       {[](RunData& r) { r.ranks[1].own_sleep_s = -0.5; }, "/ranks/own_sleep_s[1] = -0.5"},
+      {[](RunData& r) { r.ranks[3].injected_s = -0.25; }, "/ranks/injected_s[3] = -0.25"},
       {[&](RunData& r) { r.global_bins[1][2].min = nan; }, "/bins/mpi_time/value[2] = nan"},
       {[&](RunData& r) { r.segments.duration_s[7] = nan; }, "/segments/duration_s[7] = nan: must be finite and >= 0"},
       {[](RunData& r) { r.segments.work[3] = -1.0; }, "/segments/work[3] = -1"},
@@ -203,7 +206,7 @@ TEST_CASE("a schema-1 run file (before off_cpu_time) is still read, that metric 
 
 // Schema 4 stores the kind as an enum; files of schemas 1 to 3 store its name
 // and are still read, into the same enum.
-TEST_CASE("the counter's kind is an HDF5 enum; older files' names are read into it", "[hdf5]") {
+TEST_CASE("the counter's kind is an HDF5 enum, and older files' names are read into it", "[hdf5]") {
   TempDir dir;
   for (const tremor::CounterKind kind : tremor::kCounterKinds) {
     const std::string name(tremor::to_string(kind));

@@ -48,7 +48,7 @@ output_dir = os.path.join(prefix, "runs")
 result = mpi_run(options.launcher, 2, [tremor_run, "--output-dir", output_dir, "--report", "text",
                                        options.demo, "-n", "40", "-u", "500", "-k", "0", "-q"], clean_env)
 check(result.returncode == 0, f"demo through the installed tremor-run: {result.stderr[-1500:]}")
-check("Run: " in result.stderr and "2 processes on 1 node(s)" in result.stderr,
+check("Run: " in result.stderr and "2 processes on 1 node" in result.stderr,
       f"the text report is printed: {result.stderr[-1500:]}")
 run_file = single_run_file(output_dir)
 if run_file:

@@ -5,6 +5,7 @@
 // `tremor analyze` and `compare`, the analysis defaults and the effective
 // configuration saved in every output file all come from kSettings.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -19,6 +20,10 @@ namespace tremor {
 
 enum class ReportFormat { text, json, both, none };
 
+// How much the text report says: a screenful (the headline, where / when /
+// what, the prediction, the worst warnings) or every table.
+enum class ReportDetail { short_report, full_report };
+
 // Most process-count factors TREMOR_SCALES (and --scales) may list.
 inline constexpr std::size_t kMaxScaleFactors = 32;
 
@@ -29,6 +34,7 @@ struct Config {
   std::string output_dir = ".";
   std::string counters;  // empty: the counter layer's default order
   ReportFormat report = ReportFormat::text;
+  ReportDetail report_detail = ReportDetail::short_report;
   std::string log_level = "info";
   double mad_factor = 4.0;
   double cluster_threshold = 0.1;
@@ -106,5 +112,20 @@ void parse_config_text(std::string_view text, std::map<std::string, std::string,
 std::vector<std::pair<std::string, std::string>> effective_configuration(const Config& config);
 
 std::string_view to_string(ReportFormat format);
+
+// TREMOR_* names that no part of Tremor reads, from `names` (the process's
+// environment): one message each, with the closest known name when it is a
+// likely typo ("TREMOR_OUTPUTDIR is not a Tremor setting (ignored); did you
+// mean TREMOR_OUTPUT_DIR?"). Known: the settings table, `also_known` (another
+// table, e.g. the injector's), and the names the tools and scripts read
+// (kToolEnvironment).
+std::vector<std::string> unknown_name_messages(std::span<const std::string> names,
+                                               std::span<const std::string_view> also_known);
+// Environment names read by the scripts and tools rather than the settings
+// table (TREMOR_CONFIG names a settings file); prefixes end in '_'.
+inline constexpr std::array<std::string_view, 7> kToolEnvironment{
+    "TREMOR_CONFIG", "TREMOR_LIBDIR", "TREMOR_PYTHON", "TREMOR_PLOT_TOOL", "TREMOR_TEST_NEEDS",
+    "TREMOR_TEST_PRELOAD_RANKS_ONLY", "TREMOR_MUTANTS_"};
+std::string_view to_string(ReportDetail detail);  // "short" or "full"
 
 }  // namespace tremor

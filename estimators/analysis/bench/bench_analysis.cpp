@@ -101,6 +101,48 @@ BENCHMARK(BM_AnalyzeRunCpuTime)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->
 BENCHMARK(BM_AnalyzeRunWaiting)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_AnalyzeRunTakingTurns)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->Iterations(3);
 
+// Many groups, as real applications have them (NWChem: 251 groups in 6,926
+// segments): state.range(0) groups of state.range(1) / state.range(0)
+// segments each on 2 ranks of one node (both prediction variants but the
+// inter-node one run), every group's own work and signature, durations with
+// 1 % lognormal jitter and one segment in 50 delayed by 20-60 %. Default
+// parameters (1000 replicas, scales 2, 4, 8).
+tremor::RunData many_groups_run(std::size_t groups, std::size_t segments) {
+  tremor::test::SyntheticSpec spec;
+  std::mt19937_64 engine(29);
+  std::uniform_real_distribution<double> base(0.2e-3, 5e-3);
+  for (std::size_t g = 0; g < groups; ++g)
+    spec.groups.push_back({1e6 * (1.0 + static_cast<double>(g)), base(engine), segments / groups});
+  std::lognormal_distribution<double> jitter(0.0, 0.01);
+  for (int i = 0; i < 997; ++i) spec.relative_pattern.push_back(jitter(engine) - 1.0);
+  std::uniform_real_distribution<double> delay(0.2, 0.6);
+  const std::size_t total = segments / groups * groups;
+  for (std::size_t s = 13; s < total; s += 50) spec.delays.push_back({s, delay(engine) * 2e-3, 1});
+  spec.world_size = 2;
+  spec.ranks_per_node = 2;
+  spec.detail_ranks = 2;
+  return tremor::test::synthetic_run(spec);
+}
+void BM_AnalyzeManyGroups(benchmark::State& state) {
+  const tremor::RunData run =
+      many_groups_run(static_cast<std::size_t>(state.range(0)), static_cast<std::size_t>(state.range(1)));
+  const tremor::analysis::AnalysisParameters parameters;
+  std::size_t usable = 0;
+  for (auto _ : state) {
+    tremor::analysis::RunAnalysis result = tremor::analysis::analyze_run(run, parameters);
+    usable = result.usable_groups;
+    benchmark::DoNotOptimize(result.predictions.data());
+  }
+  state.counters["segments"] = static_cast<double>(run.segments.size());
+  state.counters["usable_groups"] = static_cast<double>(usable);
+}
+BENCHMARK(BM_AnalyzeManyGroups)
+    ->Args({250, 7'000})
+    ->Args({1'000, 100'000})
+    ->Args({10'000, 1'000'000})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
 // The diagnosis alone (diagnose_run, part of analyze_run above): state.range(0)
 // segments, state.range(1) processes on nodes of 8, 16 detail ranks.
 void BM_Diagnosis(benchmark::State& state) {

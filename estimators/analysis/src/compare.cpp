@@ -31,9 +31,16 @@ double median_of(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-RunRow run_row(const ComparedRun& compared) {
+// A, B, ... Z, then R27, R28 ...
+std::string run_label(std::size_t position) {
+  return position < 26 ? std::string(1, static_cast<char>('A' + position)) : "R" + std::to_string(position + 1);
+}
+
+RunRow run_row(const ComparedRun& compared, std::size_t position) {
   const RunAnalysis& analysis = *compared.analysis;
   return RunRow{.name = compared.name,
+                .label = run_label(position),
+                .file = compared.name,
                 .processes = compared.run->meta.world_size,
                 .run_time_s = analysis.run_time_s,
                 .estimate_possible = analysis.estimate_possible,
@@ -140,21 +147,19 @@ std::vector<GroupComparison> compare_groups(const std::vector<ComparedRun>& runs
   for (std::size_t g = 0; g < reference.analysis->groups.size(); ++g) {
     if (reference.analysis->groups[g].usable) reference_groups.push_back(g);
   }
-  // Largest share of the run first.
-  std::sort(reference_groups.begin(), reference_groups.end(), [&](std::size_t a, std::size_t b) {
-    return reference.analysis->groups[a].time_s > reference.analysis->groups[b].time_s;
-  });
   std::vector<GroupComparison> result(reference_groups.size());
   for (std::size_t i = 0; i < reference_groups.size(); ++i) {
     const GroupResult& group = reference.analysis->groups[reference_groups[i]];
     char signature[32];
     std::snprintf(signature, sizeof signature, "%016llx", static_cast<unsigned long long>(group.signature));
-    // The number is the group's in `tremor analyze`'s report of the reference run.
-    result[i].label =
-        "#" + std::to_string(reference_groups[i]) + " " + closing_call_name(*reference.run, group) + " " + signature;
+    result[i].group = reference_groups[i];
+    result[i].closing_call = closing_call_name(*reference.run, group);
+    result[i].label = "#" + std::to_string(reference_groups[i]) + " " + result[i].closing_call + " " + signature;
     result[i].segments = group.members.size();
     result[i].intrinsic_s.push_back(group.intrinsic_s);
     result[i].change_percent.push_back(0.0);
+    result[i].lost_s.push_back(group.lost_s);
+    result[i].impact_s = group.lost_s;
   }
   for (std::size_t r = 1; r < runs.size(); ++r) {
     const auto matches = match_groups(reference, runs[r], reference_groups);
@@ -163,15 +168,26 @@ std::vector<GroupComparison> compare_groups(const std::vector<ComparedRun>& runs
       if (matches[i].first < 0) {
         row.intrinsic_s.emplace_back();
         row.change_percent.emplace_back();
+        row.lost_s.emplace_back();
         continue;
       }
       if (row.matched_by.empty() || matches[i].second == "closing call") row.matched_by = matches[i].second;
-      const double theirs = runs[r].analysis->groups[static_cast<std::size_t>(matches[i].first)].intrinsic_s;
-      row.intrinsic_s.push_back(theirs);
+      const GroupResult& counterpart = runs[r].analysis->groups[static_cast<std::size_t>(matches[i].first)];
+      row.intrinsic_s.push_back(counterpart.intrinsic_s);
+      row.lost_s.push_back(counterpart.lost_s);
+      row.impact_s = std::max(row.impact_s, counterpart.lost_s);
       const double mine = *row.intrinsic_s.front();
-      row.change_percent.push_back(mine > 0.0 ? std::optional<double>(100.0 * (theirs / mine - 1.0)) : std::nullopt);
+      row.change_percent.push_back(mine > 0.0 ? std::optional<double>(100.0 * (counterpart.intrinsic_s / mine - 1.0))
+                                              : std::nullopt);
     }
   }
+  // The groups that lost most in any run first (a real application has
+  // hundreds, most losing nothing), then the largest share of the reference run.
+  const auto& groups = reference.analysis->groups;
+  std::stable_sort(result.begin(), result.end(), [&](const GroupComparison& a, const GroupComparison& b) {
+    if (a.impact_s != b.impact_s) return a.impact_s > b.impact_s;
+    return groups[a.group].time_s > groups[b.group].time_s;
+  });
   return result;
 }
 
@@ -460,7 +476,7 @@ Comparison compare_runs(const std::vector<ComparedRun>& runs, double tolerance_p
     if (!run.run || !run.analysis) throw std::invalid_argument("compare_runs: run without data or analysis");
   }
   Comparison result;
-  for (const ComparedRun& run : runs) result.runs.push_back(run_row(run));
+  for (std::size_t r = 0; r < runs.size(); ++r) result.runs.push_back(run_row(runs[r], r));
   result.groups = compare_groups(runs);
   compare_nodes(runs, result);
   result.environment = compare_environment(runs);

@@ -1,5 +1,7 @@
 // Text, JSON and HTML renderings of a Comparison (compare.hpp). Text and HTML
 // are built from the same tables so they never disagree.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -23,7 +25,10 @@ std::string format(const char* pattern, double value) {
 }
 
 std::string seconds(double value) { return format("%.4g s", value); }
-std::string change(const std::optional<double>& value) { return value ? format("%+.1f %%", *value) : std::string("-"); }
+std::string change(const std::optional<double>& value) {
+  if (!value) return "-";
+  return std::fabs(*value) < 0.05 ? std::string("0.0 %") : format("%+.1f %%", *value);  // never "-0.0"
+}
 nlohmann::json optional_json(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
@@ -41,26 +46,37 @@ void add_row(Table& table, std::vector<std::string> cells, std::vector<bool> hig
   table.highlighted.push_back(std::move(highlighted));
 }
 
-std::vector<std::string> run_names(const Comparison& comparison) {
-  std::vector<std::string> names;
-  for (const RunRow& row : comparison.runs) names.push_back(row.name);
-  return names;
+std::vector<std::string> run_labels(const Comparison& comparison) {
+  std::vector<std::string> labels;
+  for (const RunRow& row : comparison.runs) labels.push_back(row.label);
+  return labels;
 }
 
-std::vector<Table> build_tables(const Comparison& comparison) {
+std::string range(double low, double high) { return format("%.3g", low) + "-" + format("%.3g", high); }
+
+// The run's table label (A, B ...) for its name, the name itself when unknown.
+std::string label_of(const Comparison& comparison, const std::string& name) {
+  for (const RunRow& row : comparison.runs) {
+    if (row.name == name) return row.label;
+  }
+  return name;
+}
+
+// `group_rows`: how many groups to list (the largest impact first); a note says how many more.
+std::vector<Table> build_tables(const Comparison& comparison, std::size_t group_rows) {
   std::vector<Table> tables;
-  const std::vector<std::string> names = run_names(comparison);
-  const std::string& reference = names.front();
+  const std::vector<std::string> labels = run_labels(comparison);
+  const std::string& reference = labels.front();
 
   Table runs = make_table("Runs (reference: " + reference + ")",
                           {"run", "processes", "run time", "lost %", "95 % interval", "intrinsic run time", "class"});
   for (const RunRow& row : comparison.runs) {
     if (!row.estimate_possible) {
-      add_row(runs, {row.name, std::to_string(row.processes), seconds(row.run_time_s), "-", "-", "-", "none"});
+      add_row(runs, {row.label, std::to_string(row.processes), seconds(row.run_time_s), "-", "-", "-", "none"});
       continue;
     }
     add_row(runs,
-            {row.name, std::to_string(row.processes), seconds(row.run_time_s), format("%.2f", row.lost_percent),
+            {row.label, std::to_string(row.processes), seconds(row.run_time_s), format("%.2f", row.lost_percent),
              format("%.2f", row.lost_percent_low) + " - " + format("%.2f", row.lost_percent_high),
              seconds(row.intrinsic_run_time_s), row.interference_class},
             {false, row.processes != comparison.runs.front().processes, false, false, false, false,
@@ -68,26 +84,34 @@ std::vector<Table> build_tables(const Comparison& comparison) {
   }
   tables.push_back(std::move(runs));
 
-  Table groups =
-      make_table("Groups: intrinsic segment time, change against " + reference, {"group", "segments", reference});
-  for (std::size_t r = 1; r < names.size(); ++r) groups.header.push_back(names[r]);
+  Table groups = make_table("Groups that lost most: intrinsic segment time in " + reference +
+                                ", change in the others (- : no matching group)",
+                            {"group", "closing call", "segments", "lost s", reference});
+  for (std::size_t r = 1; r < labels.size(); ++r) groups.header.push_back(labels[r]);
   groups.header.push_back("matched by");
-  for (const GroupComparison& group : comparison.groups) {
-    std::vector<std::string> cells = {group.label, std::to_string(group.segments), seconds(*group.intrinsic_s[0])};
-    std::vector<bool> marks(cells.size(), false);
-    for (std::size_t r = 1; r < group.change_percent.size(); ++r) {
-      cells.push_back(change(group.change_percent[r]));
-      marks.push_back(!group.change_percent[r]);
-    }
+  const std::size_t shown = std::min(group_rows, comparison.groups.size());
+  for (std::size_t g = 0; g < shown; ++g) {
+    const GroupComparison& group = comparison.groups[g];
+    std::vector<std::string> cells = {std::to_string(group.group), group.closing_call, std::to_string(group.segments),
+                                      format("%.3g", group.impact_s), seconds(*group.intrinsic_s[0])};
+    for (std::size_t r = 1; r < group.change_percent.size(); ++r) cells.push_back(change(group.change_percent[r]));
     cells.push_back(group.matched_by.empty() ? "no match" : group.matched_by);
-    add_row(groups, std::move(cells), std::move(marks));
+    add_row(groups, std::move(cells));
   }
-  if (comparison.groups.empty()) groups.note = "the reference run has no usable group";
+  if (comparison.groups.empty()) {
+    groups.note = "the reference run has no usable group";
+  } else {
+    groups.note = "group: its number in `tremor analyze` of " + reference + "; lost s: the most it lost in any run";
+    if (shown < comparison.groups.size()) {
+      groups.note += "\n" + std::to_string(comparison.groups.size() - shown) +
+                     " more groups, in the same order: tremor compare --json, or --html FILE";
+    }
+  }
   tables.push_back(std::move(groups));
 
   Table nodes =
       make_table("Node speed: time outside MPI and I/O per work unit (non-interfered segments)", {"node", reference});
-  for (std::size_t r = 1; r < names.size(); ++r) nodes.header.push_back(names[r]);
+  for (std::size_t r = 1; r < labels.size(); ++r) nodes.header.push_back(labels[r]);
   for (const NodeDrift& node : comparison.nodes) {
     std::vector<std::string> cells = {
         node.hostname, node.seconds_per_work[0] ? format("%.4g", *node.seconds_per_work[0]) : std::string("-")};
@@ -97,8 +121,8 @@ std::vector<Table> build_tables(const Comparison& comparison) {
   if (!comparison.node_drift_unavailable.empty()) nodes.note = "not available: " + comparison.node_drift_unavailable;
   tables.push_back(std::move(nodes));
 
-  Table environment = make_table("Environment fields that differ (* = differs from " + reference + ")", {"field"});
-  environment.header.insert(environment.header.end(), names.begin(), names.end());
+  Table environment = make_table("Environment fields that differ", {"field"});
+  environment.header.insert(environment.header.end(), labels.begin(), labels.end());
   for (const EnvironmentDifference& difference : comparison.environment) {
     std::vector<std::string> cells = {difference.field};
     std::vector<bool> marks = {false};
@@ -112,22 +136,44 @@ std::vector<Table> build_tables(const Comparison& comparison) {
   tables.push_back(std::move(environment));
 
   Table predictions = make_table(
-      "Predictions of smaller runs against larger runs (method + = headline; CI of the expected run time, "
-      "prediction interval for one run)",
-      {"from", "to", "method", "factor", "processes", "median", "CI expected", "PI one run", "actual", "in PI",
-       "in CI"});
+      "Predictions of smaller runs for larger runs (CI: of the expected run time; PI: for one run; "
+      "+ : the smaller run's headline method)",
+      {"from", "to", "method", "processes", "median s", "CI s", "PI s", "actual s", "in PI", "in CI"});
   for (const PredictionCheck& check : comparison.predictions) {
     add_row(predictions,
-            {check.from_run, check.to_run, check.method + (check.headline ? " +" : ""), format("%g", check.factor),
-             format("%g", check.processes), seconds(check.median_s),
-             seconds(check.ci_low_s) + " - " + seconds(check.ci_high_s),
-             seconds(check.pi_low_s) + " - " + seconds(check.pi_high_s), seconds(check.actual_s),
-             check.inside ? "yes" : "no", check.inside_ci ? "yes" : "no"},
-            {false, false, false, false, false, false, false, false, false, !check.inside, false});
+            {label_of(comparison, check.from_run), label_of(comparison, check.to_run),
+             check.method + (check.headline ? " +" : ""), format("%g", check.processes), format("%.4g", check.median_s),
+             range(check.ci_low_s, check.ci_high_s), range(check.pi_low_s, check.pi_high_s),
+             format("%.4g", check.actual_s), check.inside ? "yes" : "no", check.inside_ci ? "yes" : "no"},
+            {false, false, false, false, false, false, false, false, !check.inside, false});
   }
   predictions.note = comparison.predictions_note;
   tables.push_back(std::move(predictions));
   return tables;
+}
+
+// `text` cut to `width` columns, "..." marking the cut.
+std::string shortened(const std::string& text, std::size_t width) {
+  if (text.size() <= width) return text;
+  return width <= 3 ? text.substr(0, width) : text.substr(0, width - 3) + "...";
+}
+
+// Word-wrapped to kCompareTextColumns; continuation lines indented by `indent`.
+std::string wrapped(const std::string& text, std::size_t indent) {
+  std::string out;
+  std::string line = text.substr(0, std::min(text.find_first_not_of(' '), text.size()));
+  std::istringstream words(text);
+  std::string word;
+  while (words >> word) {
+    if (!line.empty() && line.size() + 1 + word.size() > kCompareTextColumns) {
+      out += line + '\n';
+      line = std::string(indent, ' ');
+    } else if (!line.empty() && line.find_first_not_of(' ') != std::string::npos) {
+      line += ' ';
+    }
+    line += shortened(word, kCompareTextColumns - line.size());
+  }
+  return out + line + '\n';
 }
 
 std::string render_table_text(const Table& table) {
@@ -141,14 +187,27 @@ std::string render_table_text(const Table& table) {
       widths[c] = std::max(widths[c], cell_text(r, c).size());
     }
   }
+  // Two leading spaces, a space before and after each cell; over the limit,
+  // the widest column is cut (long paths and library lists; --json has them whole).
+  const auto line_width = [&] {
+    std::size_t total = 1;
+    for (const std::size_t width : widths) total += width + 2;
+    return total;
+  };
+  while (line_width() > kCompareTextColumns + 1) {  // the trailing space is trimmed
+    auto widest = std::max_element(widths.begin(), widths.end());
+    if (*widest <= 8) break;
+    --*widest;
+  }
   std::ostringstream out;
-  out << table.title << '\n';
+  out << wrapped(table.title, 2);
   const auto line = [&](const std::vector<std::string>& cells) {
-    out << ' ';
+    std::string text = " ";
     for (std::size_t c = 0; c < cells.size() && c < widths.size(); ++c) {
-      out << ' ' << cells[c] << std::string(widths[c] - cells[c].size() + 1, ' ');
+      const std::string cell = shortened(cells[c], widths[c]);
+      text += ' ' + cell + std::string(widths[c] - cell.size() + 1, ' ');
     }
-    out << '\n';
+    out << text.substr(0, text.find_last_not_of(' ') + 1) << '\n';
   };
   if (!table.rows.empty()) {
     line(table.header);
@@ -158,7 +217,8 @@ std::string render_table_text(const Table& table) {
       line(cells);
     }
   }
-  if (!table.note.empty()) out << "  " << table.note << '\n';
+  std::istringstream notes(table.note);
+  for (std::string note; std::getline(notes, note);) out << wrapped("  " + note, 4);
   return out.str();
 }
 
@@ -189,10 +249,19 @@ std::string html_escape(const std::string& text) {
 
 std::string render_compare_text(const Comparison& comparison) {
   std::string out;
-  for (const std::string& warning : comparison.warnings) out += "Warning: " + warning + '\n';
+  for (const std::string& warning : comparison.warnings) out += wrapped("Warning: " + warning, 2);
   if (!comparison.warnings.empty()) out += '\n';
-  for (const Table& table : build_tables(comparison)) out += render_table_text(table) + '\n';
-  for (const Verdict& verdict : comparison.verdicts) out += "Verdict: " + verdict.text + '\n';
+  for (const RunRow& row : comparison.runs) {
+    // A file name too long for the line keeps its end: the name, not the folders.
+    const std::string lead = row.label + ": ";
+    const std::string tail = &row == &comparison.runs.front() ? " (reference)" : "";
+    const std::size_t room = kCompareTextColumns - lead.size() - tail.size();
+    const std::string file = row.file.size() <= room ? row.file : "..." + row.file.substr(row.file.size() - room + 3);
+    out += lead + file + tail + '\n';
+  }
+  out += "* marks a value that differs from the reference run " + comparison.runs.front().label + ".\n\n";
+  for (const Table& table : build_tables(comparison, kCompareTextGroups)) out += render_table_text(table) + '\n';
+  for (const Verdict& verdict : comparison.verdicts) out += wrapped("Verdict: " + verdict.text, 2);
   return out;
 }
 
@@ -210,7 +279,11 @@ std::string render_compare_html(const Comparison& comparison) {
   for (const Verdict& verdict : comparison.verdicts) {
     out << "<p class=\"verdict\">" << html_escape(verdict.text) << "</p>\n";
   }
-  for (const Table& table : build_tables(comparison)) {
+  for (const RunRow& row : comparison.runs) {
+    out << "<p>" << html_escape(row.label) << ": " << html_escape(row.file)
+        << (&row == &comparison.runs.front() ? " (reference)" : "") << "</p>\n";
+  }
+  for (const Table& table : build_tables(comparison, comparison.groups.size())) {
     out << "<h2>" << html_escape(table.title) << "</h2>\n";
     if (!table.rows.empty()) {
       out << "<table>\n<tr>";
@@ -238,6 +311,8 @@ nlohmann::json compare_json(const Comparison& comparison) {
   out["runs"] = nlohmann::json::array();
   for (const RunRow& row : comparison.runs) {
     out["runs"].push_back({{"name", row.name},
+                           {"label", row.label},
+                           {"file", row.file},
                            {"processes", row.processes},
                            {"run_time_s", row.run_time_s},
                            {"estimate_possible", row.estimate_possible},
@@ -251,10 +326,16 @@ nlohmann::json compare_json(const Comparison& comparison) {
   for (const GroupComparison& group : comparison.groups) {
     nlohmann::json intrinsic = nlohmann::json::array();
     nlohmann::json changes = nlohmann::json::array();
+    nlohmann::json lost = nlohmann::json::array();
     for (const auto& value : group.intrinsic_s) intrinsic.push_back(optional_json(value));
     for (const auto& value : group.change_percent) changes.push_back(optional_json(value));
+    for (const auto& value : group.lost_s) lost.push_back(optional_json(value));
     out["groups"].push_back({{"label", group.label},
+                             {"group", group.group},
+                             {"closing_call", group.closing_call},
                              {"segments", group.segments},
+                             {"lost_s", lost},
+                             {"impact_s", group.impact_s},
                              {"matched_by", group.matched_by},
                              {"intrinsic_s", intrinsic},
                              {"change_percent", changes}});

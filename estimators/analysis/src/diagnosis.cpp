@@ -1,9 +1,8 @@
 // The diagnosis over a run (docs/report.md#diagnosis). Per segment the rank
-// that arrived last (exact, all ranks) is the critical one: the others waited
-// for it, so its time outside MPI beyond the others' median is charged to it,
-// and its own compute / MPI / I/O times split the segment, so MPI waiting
-// caused by a late rank counts toward that rank's component. Per-segment values
-// come from the detail ranks; slow versus loaded from the exact per-rank totals.
+// that arrived last (exact, all ranks) is the critical one: where the others
+// waited for it is diagnosis_where.cpp; here its own compute / MPI / I/O times
+// split the segment, so MPI waiting caused by a late rank counts toward that
+// rank's component, and the episodes and the speed map.
 #include "tremor/analysis/diagnosis.hpp"
 
 #include <algorithm>
@@ -12,200 +11,20 @@
 #include <limits>
 #include <map>
 
-#include "detail_cells.hpp"
+#include "diagnosis_internal.hpp"
 
 namespace tremor::analysis {
 namespace {
 
 namespace dm = diagnosis_math;
+using diagnosis_detail::DetailView;
+using diagnosis_detail::SegmentCharges;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // The speed map's intrinsic per group: this quantile of the time outside MPI
 // (plus the segment's least MPI time) over at most kReferenceCells cells.
 constexpr double kReferenceQuantile = 0.25;
 constexpr std::size_t kReferenceCells = 4096;
 constexpr double kMaxSpeed = 2.0;
-
-// The detail matrices of every metric (detail_cells.hpp).
-class DetailView {
- public:
-  DetailView(const RunData& run, std::size_t segments) {
-    rows_ = run.detail.ranks.size();
-    valid_ = rows_ > 0 && run.detail.segments == segments;
-    for (std::size_t m = 0; m < kQuantizedCount; ++m) {
-      cells_.emplace_back(run, static_cast<Quantized>(m));
-      valid_ = valid_ && cells_.back().complete();
-    }
-  }
-  bool valid() const { return valid_; }
-  std::size_t rows() const { return rows_; }
-  double value(Quantized metric, std::size_t row, std::size_t segment) const { return cells_[index(metric)](row, segment); }
-  // Time outside MPI: compute and file I/O.
-  double busy(std::size_t row, std::size_t segment) const {
-    return std::max(0.0, value(Quantized::duration, row, segment) - value(Quantized::mpi_time, row, segment));
-  }
-
- private:
-  std::size_t rows_ = 0;
-  bool valid_ = false;
-  std::vector<detail::DetailCells> cells_;
-};
-
-struct SegmentCharges {
-  std::vector<double> waited_by_rank;  // the others' wait for each rank, summed over the segments it was last
-  double total_waited = 0.0;
-  // Per segment the late rank's compute, MPI and I/O time; float: it is kept for every segment.
-  std::vector<std::array<float, 3>> critical_path;
-};
-
-SegmentCharges charge_segments(const RunData& run, const DetailView& view, const std::vector<std::int64_t>& row_of) {
-  const std::size_t n = run.segments.size();
-  SegmentCharges charges{std::vector<double>(row_of.size(), 0.0), 0.0, std::vector<std::array<float, 3>>(n)};
-  const std::size_t rows = view.rows();
-  std::vector<double> busy(rows);
-  std::vector<double> others;
-  for (std::size_t s = 0; s < n; ++s) {
-    std::size_t late = 0;
-    for (std::size_t r = 0; r < rows; ++r) {
-      busy[r] = view.busy(r, s);
-      if (busy[r] > busy[late]) late = r;
-    }
-    // The exact late rank when it is a detail rank, else the detail rank
-    // that spent the most time outside MPI (a lower bound of the wait).
-    const std::int32_t late_rank = s < run.segments.late_rank.size() ? run.segments.late_rank[s] : -1;
-    if (late_rank >= 0 && static_cast<std::size_t>(late_rank) < row_of.size() && row_of[late_rank] >= 0) {
-      late = static_cast<std::size_t>(row_of[late_rank]);
-    }
-    if (rows > 1) {
-      others.clear();
-      for (std::size_t r = 0; r < rows; ++r) {
-        if (r != late) others.push_back(busy[r]);
-      }
-      const auto middle = others.begin() + static_cast<std::ptrdiff_t>((others.size() - 1) / 2);
-      std::nth_element(others.begin(), middle, others.end());
-      const double waited = std::max(0.0, busy[late] - *middle);
-      charges.total_waited += waited;
-      if (late_rank >= 0 && static_cast<std::size_t>(late_rank) < row_of.size()) {
-        charges.waited_by_rank[late_rank] += waited;
-      }
-    }
-    const double duration = view.value(Quantized::duration, late, s);
-    const double mpi = view.value(Quantized::mpi_time, late, s);
-    const double io = view.value(Quantized::io_time, late, s);
-    const auto finite = [](double value) {
-      return static_cast<float>(std::isfinite(value) ? std::max(0.0, value) : 0.0);
-    };
-    charges.critical_path[s] = {finite(duration - mpi - io), finite(mpi), std::min(finite(io), finite(duration - mpi))};
-  }
-  return charges;
-}
-
-// `value` over the median of the others (`sorted`: the finite values of all, `value` among them).
-double ratio_to_others(const std::vector<double>& sorted, double value) {
-  if (!std::isfinite(value)) return kNaN;
-  const double reference = dm::median_excluding(sorted, value);
-  return reference > 0.0 ? value / reference : kNaN;
-}
-
-// The finite values, ascending (a corrupt file's NaN must not reach std::sort).
-std::vector<double> sorted_finite(const std::vector<double>& values) {
-  std::vector<double> sorted;
-  for (const double value : values) {
-    if (std::isfinite(value)) sorted.push_back(value);
-  }
-  std::sort(sorted.begin(), sorted.end());
-  return sorted;
-}
-
-void name_ranks(const RunData& run, const RunAnalysis& analysis, const SegmentCharges& charges, Diagnosis& out) {
-  const auto world = static_cast<std::size_t>(std::max(0, run.meta.world_size));
-  const std::size_t n = analysis.segment_count;
-  const double run_time = analysis.run_time_s;
-  std::vector<std::size_t> last(world, 0);
-  const std::vector<double>& waited = charges.waited_by_rank;
-  const double total_waited = charges.total_waited;
-  for (std::size_t s = 0; s < n; ++s) {
-    const std::int32_t rank = s < run.segments.late_rank.size() ? run.segments.late_rank[s] : -1;
-    if (rank >= 0 && static_cast<std::size_t>(rank) < world) ++last[rank];
-  }
-  // Exact totals: time outside MPI and work per rank.
-  std::vector<double> busy(world, kNaN), work(world, kNaN);
-  if (run.raw_totals.size() == world) {
-    for (std::size_t p = 0; p < world; ++p) {
-      const QuantizedValues& totals = run.raw_totals[p];
-      const double outside_mpi = totals[index(Quantized::duration)] - totals[index(Quantized::mpi_time)];
-      busy[p] = std::isfinite(outside_mpi) ? std::max(0.0, outside_mpi) : kNaN;
-      work[p] = totals[index(Quantized::work)];
-    }
-  }
-  const std::vector<double> busy_sorted = sorted_finite(busy), work_sorted = sorted_finite(work);
-  std::vector<const RankInfo*> info(world, nullptr);
-  for (const RankInfo& rank : run.ranks) {
-    if (rank.rank >= 0 && static_cast<std::size_t>(rank.rank) < world) info[rank.rank] = &rank;
-  }
-  const double percent = run_time > 0.0 ? 100.0 / run_time : 0.0;
-  const double share = n ? 1.0 / static_cast<double>(n) : 0.0;
-  out.rank_last_share.resize(world);
-  out.rank_lost_percent.resize(world);
-  out.rank_time_ratio.resize(world);
-  out.rank_work_ratio.resize(world);
-  for (std::size_t p = 0; p < world; ++p) {
-    out.rank_last_share[p] = share * static_cast<double>(last[p]);
-    out.rank_lost_percent[p] = percent * waited[p];
-    out.rank_time_ratio[p] = ratio_to_others(busy_sorted, busy[p]);
-    out.rank_work_ratio[p] = ratio_to_others(work_sorted, work[p]);
-    const double excess = percent * (waited[p] - total_waited / static_cast<double>(world));
-    if (!(excess >= kMinNamedPercent)) continue;
-    SlowRank named{static_cast<std::int32_t>(p),
-                   info[p] ? info[p]->node_id : -1,
-                   info[p] ? info[p]->hostname : "",
-                   out.rank_lost_percent[p],
-                   out.rank_last_share[p],
-                   last[p],
-                   dm::rank_kind(out.rank_time_ratio[p], out.rank_work_ratio[p]),
-                   out.rank_time_ratio[p],
-                   out.rank_work_ratio[p]};
-    out.slow_ranks.push_back(std::move(named));
-  }
-  std::stable_sort(out.slow_ranks.begin(), out.slow_ranks.end(),
-                   [](const SlowRank& a, const SlowRank& b) { return a.lost_percent > b.lost_percent; });
-
-  // Nodes: the sums over their ranks; a node is compared with the other nodes.
-  std::map<std::int32_t, SlowNode> nodes;
-  std::map<std::int32_t, std::array<double, 3>> sums;  // waited, busy, work
-  for (std::size_t p = 0; p < world; ++p) {
-    const std::int32_t id = info[p] ? info[p]->node_id : -1;
-    SlowNode& node = nodes[id];
-    node.node_id = id;
-    if (node.hostname.empty() && info[p]) node.hostname = info[p]->hostname;
-    ++node.ranks;
-    node.last_segments += last[p];
-    std::array<double, 3>& sum = sums[id];
-    sum[0] += waited[p];
-    sum[1] += busy[p];
-    sum[2] += work[p];
-  }
-  if (nodes.size() < 2) return;
-  std::vector<double> node_busy, node_work;
-  for (const auto& [id, node] : nodes) {
-    node_busy.push_back(sums[id][1] / static_cast<double>(node.ranks));
-    node_work.push_back(sums[id][2] / static_cast<double>(node.ranks));
-  }
-  node_busy = sorted_finite(node_busy);
-  node_work = sorted_finite(node_work);
-  for (auto& [id, node] : nodes) {
-    const double ranks = static_cast<double>(node.ranks);
-    const double excess = percent * (sums[id][0] - total_waited * ranks / static_cast<double>(world));
-    if (!(excess >= kMinNamedPercent)) continue;
-    node.lost_percent = percent * sums[id][0];
-    node.last_share = share * static_cast<double>(node.last_segments);
-    node.time_ratio = ratio_to_others(node_busy, sums[id][1] / ranks);
-    node.work_ratio = ratio_to_others(node_work, sums[id][2] / ranks);
-    node.kind = dm::rank_kind(node.time_ratio, node.work_ratio);
-    out.slow_nodes.push_back(node);
-  }
-  std::stable_sort(out.slow_nodes.begin(), out.slow_nodes.end(),
-                   [](const SlowNode& a, const SlowNode& b) { return a.lost_percent > b.lost_percent; });
-}
 
 // Run time and lost time by component, both along the critical path. A
 // segment's lost time goes to the component where the model found it: its
@@ -422,8 +241,8 @@ Diagnosis diagnose_run(const RunData& run, const RunAnalysis& analysis) {
     const std::int32_t rank = run.detail.ranks[r];
     if (rank >= 0 && static_cast<std::size_t>(rank) < world) row_of[rank] = static_cast<std::int64_t>(r);
   }
-  const SegmentCharges charges = charge_segments(run, view, row_of);
-  name_ranks(run, analysis, charges, out);
+  const SegmentCharges charges = diagnosis_detail::charge_segments(run, analysis, view, row_of);
+  diagnosis_detail::name_ranks(run, analysis, charges, out);
   split_components(analysis, charges, out);
   const std::vector<double> end_s = segment_end_times(analysis, run);
   find_episodes(run, analysis, end_s, out);

@@ -1,5 +1,6 @@
-// The pure pieces of the diagnosis: medians without one member, slow versus
-// loaded, and the change points of the normalised slowdown series.
+// The pure pieces of the diagnosis: medians without one member, a segment's
+// wait split into interference and imbalance, the naming rule, and the change
+// points of the normalised slowdown series.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -57,12 +58,39 @@ double median_excluding(std::span<const double> sorted, double value) {
   return position <= middle ? sorted[middle + 1] : sorted[middle];
 }
 
-std::string rank_kind(double time_ratio, double work_ratio) {
-  if (!std::isfinite(work_ratio)) return "slow";
-  const double extra_work = work_ratio - 1.0;
-  const double extra_time = std::isfinite(time_ratio) ? time_ratio - 1.0 : 0.0;
-  if (extra_work >= kMinLoadedWorkExcess && extra_work >= kLoadedWorkShare * extra_time) return "loaded";
-  return "slow";
+double median_without(std::span<const double> values, std::size_t skip) {
+  std::vector<double> others;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i != skip && std::isfinite(values[i])) others.push_back(values[i]);
+  }
+  if (others.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const auto middle = others.begin() + static_cast<std::ptrdiff_t>((others.size() - 1) / 2);
+  std::nth_element(others.begin(), middle, others.end());
+  return *middle;
+}
+
+WaitSplit split_wait(std::span<const double> busy, std::span<const double> need, std::size_t late) {
+  WaitSplit split;
+  if (late >= busy.size() || busy.size() != need.size() || !std::isfinite(busy[late])) return split;
+  const double others_busy = median_without(busy, late);
+  if (!std::isfinite(others_busy)) return split;
+  split.wait = std::max(0.0, busy[late] - others_busy);
+  std::vector<double> beyond_need(busy.size());
+  for (std::size_t r = 0; r < busy.size(); ++r) beyond_need[r] = busy[r] - need[r];
+  const double others_beyond = median_without(beyond_need, late);
+  const double others_need = median_without(need, late);
+  if (std::isfinite(others_beyond) && std::isfinite(beyond_need[late])) {
+    split.interference = std::clamp(beyond_need[late] - others_beyond, 0.0, split.wait);
+  }
+  if (std::isfinite(others_need) && std::isfinite(need[late])) {
+    split.imbalance = std::clamp(need[late] - others_need, 0.0, split.wait - split.interference);
+  }
+  return split;
+}
+
+bool named_charge(double charge, double total, double weight, double run_time_s) {
+  if (!(run_time_s > 0.0) || !(charge > 0.0)) return false;
+  return 100.0 * (charge - weight * total) / run_time_s > kMinNamedExcessPercent;
 }
 
 std::vector<Interval> bernoulli_segmentation(std::span<const double> series, std::size_t min_length,

@@ -54,6 +54,19 @@
 // statistics per group (see quantile_subsample) and a simulated run draws at
 // most estimators::kExactRunDraws maxima per group, so 10^6 segments cost
 // about as much as 10^3; the fits themselves use the whole group.
+//
+// Replica plan. Real applications have hundreds of groups, and replicas ×
+// groups × methods bootstraps took longer than the run. A run's replicas need
+// not all be distinct per group: a group bootstrapped B_g < R times gives each
+// of the R run replicas one of its B_g (drawn with replacement,
+// estimators::take_replicas), so totals and intervals keep their form and
+// only the Monte Carlo error grows, by the variance of the group's mean over
+// B_g draws. Within a budget of bootstrap work the plan gives B_g ∝ the
+// group's standard error (n_g·sd_g/√sample, Neyman's allocation, which
+// minimizes Σ Var_g/B_g), between kFewestGroupReplicas and R; a run within
+// the budget at R (every run of few groups) is bootstrapped exactly as
+// before. Each prediction states the resulting error (monte_carlo_error_s,
+// docs/scale-prediction.md#monte-carlo-error).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -75,7 +88,70 @@ namespace {
 
 namespace est = tremor::estimators;
 
-enum Stream : std::uint64_t { kNonparametric = 1, kPwm = 2, kMom = 3, kInterNode = 4, kIntraNode = 5, kLatency = 6 };
+enum Stream : std::uint64_t {
+  kNonparametric = 1,
+  kPwm = 2,
+  kMom = 3,
+  kInterNode = 4,
+  kIntraNode = 5,
+  kLatency = 6,
+  kReplicaChoice = 7
+};
+
+// The budget of bootstrap work per method, in sample values drawn (a replica
+// of a group costs its bootstrap sample plus kReplicaOverhead values' worth of
+// fitting, projecting and simulating): 1000 replicas of 60 groups of 30
+// segments (docs/analysis-time.md).
+constexpr double kReplicaBudget = 60.0 * 1000.0 * (30.0 + 60.0);
+constexpr double kReplicaOverhead = 60.0;
+// The fewest distinct replicas a group gets: the standard error of its mean
+// over them is a tenth of its own spread.
+constexpr std::size_t kFewestGroupReplicas = 100;
+
+// Per usable group, the distinct replicas to compute (see Replica plan).
+std::vector<std::size_t> plan_replicas(const std::vector<double>& standard_errors, const std::vector<double>& costs,
+                                       std::size_t replicas) {
+  const std::size_t groups = standard_errors.size();
+  const std::size_t fewest = std::min(replicas, kFewestGroupReplicas);
+  double full = 0.0;
+  for (const double cost : costs) full += cost * static_cast<double>(replicas);
+  if (full <= kReplicaBudget) return std::vector<std::size_t>(groups, replicas);
+  const auto plan_at = [&](double per_error) {
+    std::vector<std::size_t> plan(groups);
+    double work = 0.0;
+    for (std::size_t g = 0; g < groups; ++g) {
+      const double wanted = std::ceil(per_error * standard_errors[g]);
+      plan[g] = std::clamp(static_cast<std::size_t>(std::min(wanted, static_cast<double>(replicas))), fewest,
+                           replicas);
+      work += costs[g] * static_cast<double>(plan[g]);
+    }
+    return std::make_pair(plan, work);
+  };
+  double largest = 0.0;
+  for (const double error : standard_errors) largest = std::max(largest, error);
+  if (!(largest > 0.0) || plan_at(0.0).second >= kReplicaBudget) return plan_at(0.0).first;
+  // The replicas grow with per_error; bisect for the largest within the budget.
+  double low = 0.0, high = static_cast<double>(replicas) / largest * 2.0;
+  // Groups of no spread stay at the fewest, so the budget may never be reached.
+  for (int doubling = 0; doubling < 64 && plan_at(high).second <= kReplicaBudget; ++doubling) high *= 2.0;
+  for (int step = 0; step < 50; ++step) {
+    const double middle = 0.5 * (low + high);
+    (plan_at(middle).second <= kReplicaBudget ? low : high) = middle;
+  }
+  return plan_at(low).first;
+}
+
+// The group's standard error as the plan weighs it: n·sd/√(bootstrap sample).
+double group_standard_error(const std::vector<double>& sample, std::size_t segments) {
+  if (sample.size() < 2) return 0.0;
+  double mean = 0.0;
+  for (const double v : sample) mean += v;
+  mean /= static_cast<double>(sample.size());
+  double squares = 0.0;
+  for (const double v : sample) squares += (v - mean) * (v - mean);
+  const double sd = std::sqrt(squares / static_cast<double>(sample.size() - 1));
+  return static_cast<double>(segments) * sd / std::sqrt(static_cast<double>(sample.size()));
+}
 
 GevSummary summarize_fit(const est::GevFit& fit) {
   GevSummary summary;
@@ -192,7 +268,8 @@ struct MethodCases {
 };
 
 void add_total(RunAnalysis& analysis, const std::string& method, const est::RunTotals& totals,
-               const Calibration& calibration, double world_size, double variance_inflation, MethodCases& cases) {
+               const Calibration& calibration, double world_size, double variance_inflation,
+               std::size_t group_replicas_min, MethodCases& cases) {
   if (!totals.available()) {
     cases.unavailable.push_back({method, 1.0, "a group had no valid replica"});
     return;
@@ -205,7 +282,7 @@ void add_total(RunAnalysis& analysis, const std::string& method, const est::RunT
     const est::RunInterval& interval = intervals[f];
     analysis.predictions.push_back({method, scales[f], scales[f] * world_size, interval.median, interval.ci_low,
                                     interval.ci_high, interval.pi_low, interval.pi_high, totals.failed(f),
-                                    variance_inflation});
+                                    variance_inflation, interval.monte_carlo_error, group_replicas_min});
   }
   const double share = worst_fallback_share(totals, scales.size());
   if (share > kFallbackShareWarning) {
@@ -325,6 +402,8 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
   };
   std::vector<WarningCase> disagreements;
   double disagreeing_time = 0.0, assessed_time = 0.0;
+  std::vector<std::vector<double>> samples;  // per usable group, the bootstrap sample
+  std::vector<double> standard_errors, costs;  // per usable group, for the replica plan
   for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
     GroupResult& group = analysis.groups[g];
     if (!group.usable) continue;
@@ -356,16 +435,36 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
     facts.push_back({group.time_s, fits.pwm.usable() && pwm_projects &&
                                        (fits.pwm.flags & (est::kLowN | est::kPwmKOutOfRange)) == 0});
     if (factors.empty()) continue;
-    const std::vector<double> sample = quantile_subsample(std::move(maxima), kMaxBootstrapSample);
-    const std::size_t segments = group.members.size();
+    samples.push_back(quantile_subsample(std::move(maxima), kMaxBootstrapSample));
+    standard_errors.push_back(group_standard_error(samples.back(), group.members.size()));
+    costs.push_back(static_cast<double>(samples.back().size()) + kReplicaOverhead);
+  }
+  const std::vector<std::size_t> plan = plan_replicas(standard_errors, costs, replicas);
+  const std::size_t group_replicas_min = plan.empty() ? replicas : *std::min_element(plan.begin(), plan.end());
+  // The run replicas' picks among a group's distinct ones (identity at R).
+  const auto choice = [&](std::size_t usable, std::size_t distinct, std::size_t count) {
+    auto engine = engine_for(parameters.seed, group_index[usable] * 8 + kReplicaChoice);
+    return est::replica_choice(distinct, count, engine);
+  };
+  for (std::size_t usable = 0; usable < samples.size(); ++usable) {
+    const std::size_t g = group_index[usable];
+    const std::vector<double>& sample = samples[usable];
+    const std::size_t segments = analysis.groups[g].members.size();
+    const std::size_t distinct = plan[usable];
+    const std::vector<std::size_t> picks = choice(usable, distinct, replicas);
+    const auto taken = [&](const est::GroupReplicas& group) {
+      return distinct < replicas ? est::take_replicas(group, picks) : group;
+    };
     auto engine = engine_for(parameters.seed, g * 8 + kNonparametric);
-    nonparametric.add(est::nonparametric_replicas(sample, factors, replicas, segments, engine));
+    nonparametric.add(taken(est::nonparametric_replicas(sample, factors, distinct, segments, engine)));
     engine = engine_for(parameters.seed, g * 8 + kPwm);
-    pwm.add(est::parametric_replicas(sample, factors, est::FitMethod::pwm, replicas, segments, engine));
+    pwm.add(taken(est::parametric_replicas(sample, factors, est::FitMethod::pwm, distinct, segments, engine)));
     engine = engine_for(parameters.seed, g * 8 + kMom);
-    mom.add(est::parametric_replicas(sample, factors, est::FitMethod::mom, replicas, segments, engine));
-    const std::vector<std::vector<double>> growth = latency_growth(facts.size() - 1, replicas);
-    for (est::RunTotals* totals : {&nonparametric, &pwm, &mom}) totals->add_per_segment(segments, growth);
+    mom.add(taken(est::parametric_replicas(sample, factors, est::FitMethod::mom, distinct, segments, engine)));
+    std::vector<std::vector<double>> growth = latency_growth(usable, distinct);
+    if (distinct < replicas) growth = est::take_replicas(growth, picks);
+    for (est::RunTotals* totals : {&nonparametric, &pwm, &mom})
+      totals->add_per_segment(segments, growth, distinct < replicas ? distinct : 0);
   }
   if (!disagreements.empty()) {
     std::string summary =
@@ -383,9 +482,9 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
   analysis.prediction_variance_inflation = vif;
   warn_if_autocorrelated(analysis, inflation);
   MethodCases cases;
-  add_total(analysis, "nonparametric", nonparametric, calibration, world_size, vif, cases);
-  add_total(analysis, "pwm", pwm, calibration, world_size, vif, cases);
-  add_total(analysis, "mom", mom, calibration, world_size, vif, cases);
+  add_total(analysis, "nonparametric", nonparametric, calibration, world_size, vif, group_replicas_min, cases);
+  add_total(analysis, "pwm", pwm, calibration, world_size, vif, group_replicas_min, cases);
+  add_total(analysis, "mom", mom, calibration, world_size, vif, group_replicas_min, cases);
   choose_headline(analysis, facts, pwm);
 
   // Per-rank variants: each sample is one rank's arrival, so f× processes
@@ -404,20 +503,27 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
     for (const double factor : factors) rank_factors.push_back(factor * world_size);
     auto per_rank_variant = [&](const std::string& method, est::RankPartition partition, std::size_t partitions) {
       est::RunTotals totals(factors.size());
-      const std::size_t per_partition = std::max<std::size_t>(1, replicas / std::max<std::size_t>(1, partitions));
-      std::size_t usable_index = 0;
-      for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
-        if (!analysis.groups[g].usable) continue;
+      const std::size_t shares = std::max<std::size_t>(1, partitions);
+      const std::size_t run_replicas = std::max<std::size_t>(1, replicas / shares) * shares;
+      for (std::size_t usable = 0; usable < group_index.size(); ++usable) {
+        const std::size_t g = group_index[usable];
         const bool by_node = partition == est::RankPartition::node;
         auto engine = engine_for(parameters.seed, g * 8 + (by_node ? kInterNode : kIntraNode));
         const std::size_t segments = analysis.groups[g].members.size();
-        totals.add(est::partitioned_replicas(arrivals[usable_index], rank_factors, est::FitMethod::pwm, partition,
-                                             per_partition, segments, engine),
-                   group_late_wait[usable_index]);
-        totals.add_per_segment(segments, latency_growth(usable_index, totals.replicas()));
-        ++usable_index;
+        const std::size_t per_partition = std::max<std::size_t>(1, std::min(plan[usable], replicas) / shares);
+        const std::size_t distinct = per_partition * shares;
+        est::GroupReplicas group = est::partitioned_replicas(arrivals[usable], rank_factors, est::FitMethod::pwm,
+                                                             partition, per_partition, segments, engine);
+        std::vector<std::vector<double>> growth = latency_growth(usable, distinct);
+        if (distinct < run_replicas) {
+          const std::vector<std::size_t> picks = choice(usable, distinct, run_replicas);
+          group = est::take_replicas(group, picks);
+          growth = est::take_replicas(growth, picks);
+        }
+        totals.add(group, group_late_wait[usable]);
+        totals.add_per_segment(segments, growth, distinct < run_replicas ? distinct : 0);
       }
-      add_total(analysis, method, totals, calibration, world_size, vif, cases);
+      add_total(analysis, method, totals, calibration, world_size, vif, group_replicas_min, cases);
     };
     if (nodes.size() > 1) per_rank_variant("pwm-internode", est::RankPartition::node, nodes.size());
     if (shared_node) {

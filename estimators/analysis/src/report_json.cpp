@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "tremor/analysis/report.hpp"
+#include "tremor/analysis/truth_line.hpp"
 #include "tremor/estimators/interference.hpp"
 
 namespace tremor::analysis {
@@ -85,7 +86,9 @@ json prediction_json(const Prediction& prediction) {
           {"pi_low_s", number(prediction.pi_low_s)},
           {"pi_high_s", number(prediction.pi_high_s)},
           {"replicas_failed", prediction.replicas_failed},
-          {"variance_inflation", number(prediction.variance_inflation)}};
+          {"variance_inflation", number(prediction.variance_inflation)},
+          {"monte_carlo_error_s", number(prediction.monte_carlo_error_s)},
+          {"group_replicas_min", prediction.group_replicas_min}};
 }
 
 json predictions_json(const RunAnalysis& analysis) {
@@ -142,6 +145,16 @@ json utc_text(double unix_seconds) {
   return text;
 }
 
+// Every rank, in rank order: its interference charge and the others' wait for
+// its extra work (% of the run), and its work over the others' median.
+json diagnosis_ranks_json(const Diagnosis& diagnosis) {
+  json lost = json::array(), imbalance = json::array(), work = json::array();
+  for (const double value : diagnosis.rank_lost_percent) lost.push_back(number(value));
+  for (const double value : diagnosis.rank_imbalance_percent) imbalance.push_back(number(value));
+  for (const double value : diagnosis.rank_work_ratio) work.push_back(number(value));
+  return {{"lost_percent", lost}, {"imbalance_percent", imbalance}, {"work_ratio", work}};
+}
+
 json diagnosis_json(const Diagnosis& diagnosis) {
   if (!diagnosis.available) return nullptr;
   json ranks = json::array();
@@ -168,6 +181,15 @@ json diagnosis_json(const Diagnosis& diagnosis) {
                      {"time_ratio", number(node.time_ratio)},
                      {"work_ratio", number(node.work_ratio)}});
   }
+  json imbalanced = json::array();
+  for (const ImbalancedRank& rank : diagnosis.imbalanced_ranks) {
+    imbalanced.push_back({{"rank", rank.rank},
+                          {"node", rank.node_id},
+                          {"hostname", rank.hostname},
+                          {"extra_work", number(rank.extra_work)},
+                          {"wait_percent", number(rank.wait_percent)},
+                          {"last_share", number(rank.last_share)}});
+  }
   json episodes = json::array();
   for (const Episode& episode : diagnosis.episodes) {
     episodes.push_back({{"start_s", number(episode.start_s)},
@@ -181,6 +203,9 @@ json diagnosis_json(const Diagnosis& diagnosis) {
   }
   return {{"slow_ranks", ranks},
           {"slow_nodes", nodes},
+          {"named_above_percent", number(diagnosis.named_above_percent)},
+          {"imbalanced_ranks", imbalanced},
+          {"ranks", diagnosis_ranks_json(diagnosis)},
           {"episodes", episodes},
           {"components",
            {{"run", components_json(diagnosis.run_components)}, {"lost", components_json(diagnosis.lost_components)}}}};
@@ -264,8 +289,10 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
       {"stragglers", stragglers_json(analysis)},
       {"diagnosis", diagnosis_json(analysis.diagnosis)},
       {"prediction_headline", headline_json(analysis)},
+      {"prediction_scaling", {{"mode", kPredictionScaling}, {"assumption", kPredictionAssumption}}},
       {"predictions", predictions_json(analysis)},
       {"warnings", warnings_json(analysis)},
+      {kInjectorTruthKey, injector_truth_json(run)},
       {"counter_source", to_string(run.meta.counter_source)},
       {"counter_unit", run.meta.counter_unit},
       {"parameters",

@@ -80,6 +80,7 @@ bool write_predictions(RunFileAppender& out, const RunAnalysis& analysis) {
          out.write(path, "pi_low_s", pi_low) && out.write(path, "pi_high_s", pi_high) &&
          out.write(path, "variance_inflation", inflation) &&
          out.set_text(path, "headline_method", analysis.prediction_headline.method) &&
+         out.set_text(path, "scaling", kPredictionScaling) &&
          out.set_text(path, "headline_reason", analysis.prediction_headline.reason);
 }
 
@@ -287,7 +288,7 @@ void report_run(const RunData& run, const Config& config, const std::optional<st
     }
     const bool text = config.report == ReportFormat::text || config.report == ReportFormat::both;
     const bool json = config.report == ReportFormat::json || config.report == ReportFormat::both;
-    if (text) write_all(stream, render_text_report(run, analysis, output_file));
+    if (text) write_all(stream, render_text_report(run, analysis, output_file, config.report_detail));
     if (json) write_all(stream, json_text(report, 2) + "\n");
     std::fflush(stream);
   } catch (const std::exception& error) {

@@ -1,92 +1,45 @@
-// Text form of the report: header with the traffic light and the key
-// sentence, then groups, stragglers, predictions and warnings; <= 80 columns.
+// The full text report (TREMOR_REPORT_DETAIL=full, tremor analyze --full):
+// the headline, every table, all warnings; <= 80 columns. The short report is
+// report_text_short.cpp; both share report_text_format.hpp.
+#include <algorithm>
 #include <cmath>
-#include <cstdarg>
 #include <cstdio>
-#include <ctime>
 #include <sstream>
 
+#include "report_text_format.hpp"
 #include "tremor/analysis/report.hpp"
+#include "tremor/analysis/truth_line.hpp"
 
 namespace tremor::analysis {
 namespace {
 
-constexpr std::size_t kWidth = 80;
+using text::clock_text;
+using text::counted;
+using text::format;
+using text::kWidth;
+using text::light;
+using text::partial_reason_text;
+using text::upper;
+using text::wrap;
+
 constexpr std::size_t kMaxListed = 10;  // stragglers / nodes / groups shown
 
-std::string format(const char* pattern, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char* pattern, ...) {
-  char buffer[512];
-  va_list arguments;
-  va_start(arguments, pattern);
-  std::vsnprintf(buffer, sizeof buffer, pattern, arguments);
-  va_end(arguments);
-  return buffer;
-}
-
-// Greedy word wrap to kWidth columns; continuation lines get `indent`.
-void wrap(std::ostringstream& out, const std::string& text, const std::string& indent = "  ") {
-  std::istringstream words(text);
-  std::string word;
-  std::string line;
-  while (words >> word) {
-    while (word.size() > kWidth - indent.size()) {  // a very long path: hard break
-      if (!line.empty()) {
-        out << line << '\n';
-        line = indent;
-      }
-      const std::size_t room = kWidth - line.size();
-      out << line << word.substr(0, room) << '\n';
-      word.erase(0, room);
-      line = indent;
-    }
-    if (!line.empty() && line != indent && line.size() + 1 + word.size() > kWidth) {
-      out << line << '\n';
-      line = indent;
-    }
-    line += (line.empty() || line == indent) ? word : " " + word;
-  }
-  if (!line.empty() && line != indent) out << line << '\n';
-}
-
-const char* light(estimators::InterferenceClass interference_class) {
-  switch (interference_class) {
-    case estimators::InterferenceClass::low:
-      return "GREEN";
-    case estimators::InterferenceClass::medium:
-      return "YELLOW";
-    case estimators::InterferenceClass::high:
-      return "RED";
-  }
-  return "GREEN";
-}
-
-std::string upper(std::string_view text) {
-  std::string out(text);
-  for (char& ch : out) ch = static_cast<char>(ch >= 'a' && ch <= 'z' ? ch - 'a' + 'A' : ch);
-  return out;
-}
-
-std::string partial_reason_text(const std::string& code) {
-  if (code == "abort") return "reason: MPI_Abort";
-  if (code == "exit_without_finalize") return "reason: exit without MPI_Finalize";
-  if (code == "finalize_unsaved") return "reason: MPI_Finalize ran but the run file was not written";
-  return "reason: unknown, killed by a signal or the walltime";
-}
-
 // What was measured directly rather than inferred, when it weighs on the run
-// (at least 2 % of it): the measured delays, and ranks that waited for a CPU
-// (run queue) when that waiting weighs on the run too.
+// (at least 2 % of it): the delays charged, then each kind of evidence apart.
+// The kinds overlap (a rank off the CPU inside a collective is also a late
+// collective) and each segment is charged the largest, at most its time
+// beyond its work, so the charge is no sum of the kinds and may be below one.
 void measured_line(std::ostringstream& out, const RunData& run, const RunAnalysis& analysis) {
-  if (!(analysis.primary.evidence.measured_delay_s > 0.02 * analysis.run_time_s) && !analysis.primary.taking_turns) return;
+  const EvidenceTotals& evidence = analysis.primary.evidence;
+  if (!(evidence.measured_delay_s > 0.02 * analysis.run_time_s) && !analysis.primary.taking_turns) return;
   std::string text = format(
-      "Measured: %.3f s of delays: ranks off the CPU or stalled in I/O %.3f s (I/O stalls "
-      "%.3f s), late collectives %.3f s (a rank off the CPU inside a collective counts in both)",
-      analysis.primary.evidence.measured_delay_s, analysis.primary.evidence.rank_excess_s, analysis.primary.evidence.io_peer_excess_s, analysis.primary.evidence.boundary_excess_s);
-  if (analysis.primary.evidence.foreign_cpu_loss_s > 0.0)
-    text += format(", CPU taken by other processes %.3f s", analysis.primary.evidence.foreign_cpu_loss_s);
-  if (analysis.primary.evidence.shared_turns_loss_s > analysis.primary.evidence.foreign_cpu_loss_s)
-    text += format(", lost by turns taken beside them %.3f s (that CPU time included)", analysis.primary.evidence.shared_turns_loss_s);
+      "Measured: %.3f s of delays charged (each segment: its largest kind of evidence below, at most its time "
+      "beyond its work). By kind, each summed over the segments, overlapping: ranks off the CPU or stalled "
+      "in I/O %.3f s (of it I/O stalls %.3f s); late collectives %.3f s",
+      evidence.measured_delay_s, evidence.rank_excess_s, evidence.io_peer_excess_s, evidence.boundary_excess_s);
+  if (evidence.foreign_cpu_loss_s > 0.0) text += format("; CPU taken by other processes %.3f s", evidence.foreign_cpu_loss_s);
+  if (evidence.shared_turns_loss_s > evidence.foreign_cpu_loss_s)
+    text += format("; lost by turns taken beside them %.3f s (that CPU time included)", evidence.shared_turns_loss_s);
   text += ".";
   if (analysis.primary.taking_turns) {
     text +=
@@ -108,34 +61,42 @@ void measured_line(std::ostringstream& out, const RunData& run, const RunAnalysi
 }
 
 void header(std::ostringstream& out, const RunData& run, const RunAnalysis& analysis, const std::string& file) {
-  out << "=== Tremor: interference report " << std::string(kWidth - 32, '=') << '\n';
+  out << "=== Tremor: interference report (full) " << std::string(kWidth - 40, '=') << '\n';
   if (run.meta.partial) {
     wrap(out, "PARTIAL RUN (" + partial_reason_text(run.meta.partial_reason) +
                   "): recovered from the crash-recovery spill; only the segments every rank recorded are analysed.");
   }
   if (analysis.estimate_possible) {
     const std::string level = upper(estimators::to_string(analysis.interference_class));
+    const PrimaryEstimate& primary = analysis.primary;
     out << "[" << light(analysis.interference_class) << "] " << level << '\n';
-    wrap(out, format("%.1f %% of this run was lost to interference \u2014 %s, p(high) = %.2f",
+    int decimals = 1;
+    const std::string interval = interval_text(primary.lost_percent_low, primary.lost_percent_high, &decimals);
+    const int shown = analysis.parameters.method == "mad4" ? 1 : decimals;
+    wrap(out, format("%.*f %% of this run was lost to interference \u2014 %s, p(high) = %.2f", shown,
                      analysis.interference_percent, level.c_str(), analysis.probability_high));
+    const std::string meaning = format("%.0f %% interval %s: ", 100.0 * analysis.parameters.ci, interval.c_str()) +
+                                text::interval_meaning(analysis.parameters.ci);
     if (analysis.parameters.method == "mad4") {
-      wrap(out, format("Method: the paper's median + 4 MAD rule. Tremor's primary estimate: %.1f %% "
-                       "(95 %% interval %.1f-%.1f %%), intrinsic run time %.3f s",
-                       analysis.primary.lost_percent, analysis.primary.lost_percent_low, analysis.primary.lost_percent_high,
-                       analysis.primary.intrinsic_run_time_s));
+      wrap(out, format("Method: the 4\u00b7MAD figure (see below). Tremor's primary estimate: %.*f %%, ", decimals,
+                       primary.lost_percent) +
+                    meaning);
     } else {
-      wrap(out, format("95 %% interval %.1f-%.1f %%; without it the run would have taken %.3f s "
-                       "(intrinsic run time). Paper's median + 4 MAD figure: %.1f %%",
-                       analysis.primary.lost_percent_low, analysis.primary.lost_percent_high, analysis.primary.intrinsic_run_time_s,
-                       analysis.paper_mad4_percent));
+      wrap(out, meaning);
     }
-    if (analysis.primary.taking_turns) {
+    wrap(out, format("Without the lost time the run would have taken %.3f s (intrinsic run time).",
+                     primary.intrinsic_run_time_s));
+    wrap(out, format("4\u00b7MAD figure: %.1f %% (the rule of the segment-clustering method Tremor starts from: "
+                     "a segment's time beyond its group's median + 4 median absolute deviations)",
+                     analysis.paper_mad4_percent));
+    if (primary.taking_turns) {
       wrap(out, format("Oversubscribed: ranks outnumber their node's CPUs and take turns on them, the job's own "
                        "cost, not interference. %.1f %% of the run went to turns beside another process that "
                        "cannot be told from that process's cost (reported apart, not in the figure above).",
-                       analysis.primary.oversubscription_percent));
+                       primary.oversubscription_percent));
     }
-    wrap(out, format("Continuous interference (upper bound, reported apart): %.1f %%",
+    wrap(out, format("Continuous interference: at most %.1f %% (each group's median segment time beyond its "
+                     "fastest, for every segment of it; an upper bound, reported apart)",
                      analysis.continuous_interference_percent));
     measured_line(out, run, analysis);
   } else {
@@ -144,8 +105,10 @@ void header(std::ostringstream& out, const RunData& run, const RunAnalysis& anal
   }
   const double rate =
       analysis.run_time_s > 0.0 ? static_cast<double>(analysis.segment_count) / analysis.run_time_s : 0.0;
-  wrap(out, format("Run: %.3f s, %d processes on %d node(s), %zu segments (%.1f Hz), counter: %s", analysis.run_time_s,
-                   run.meta.world_size, run.meta.node_count, analysis.segment_count, rate,
+  wrap(out, format("Run: %.3f s, %s on %s, %s (%.1f Hz), counter: %s", analysis.run_time_s,
+                   counted(static_cast<std::size_t>(std::max(0, run.meta.world_size)), "process", "processes").c_str(),
+                   counted(static_cast<std::size_t>(std::max(0, run.meta.node_count)), "node", "nodes").c_str(),
+                   counted(analysis.segment_count, "segment", "segments").c_str(), rate,
                    std::string(to_string(run.meta.counter_source)).c_str()));
   if (!file.empty()) wrap(out, "Data: " + file);
 }
@@ -156,6 +119,11 @@ void groups(std::ostringstream& out, const RunAnalysis& analysis) {
        format("Groups: %zu usable of %zu (%.1f %% of run time)%s", analysis.usable_groups, analysis.groups.size(),
               100.0 * analysis.usable_time_fraction, analysis.signature_fallback ? ", median-feature signatures" : ""));
   if (analysis.usable_groups == 0) return;
+  wrap(out,
+       "Segments of similar work between the same MPI calls. intr.: intrinsic (undisturbed) time; lost: "
+       "charged to interference; 4MAD n, s: segments beyond the 4\u00b7MAD rule and their excess; GEV k: "
+       "shape of the extreme-value law fitted to the segment maxima by probability-weighted moments / by "
+       "moments (! where they disagree).");
   out << "     # segments  median ms  intr. ms    lost s  4MAD n  4MAD s  GEV k pwm/mom\n";
   std::size_t listed = 0;
   for (std::size_t g = 0; g < analysis.groups.size() && listed < kMaxListed; ++g) {
@@ -177,7 +145,9 @@ void stragglers(std::ostringstream& out, const RunAnalysis& analysis) {
     out << "Stragglers: none (no interfered segment)\n";
     return;
   }
-  out << format("Stragglers (last to arrive at %zu interfered boundaries):\n", analysis.interfered_segments.size());
+  wrap(out, format("Stragglers: the rank last to arrive at each of the %zu interfered boundaries, charged that "
+                   "segment's lost time (Where, below, names only ranks beyond their share):",
+                   analysis.interfered_segments.size()));
   for (std::size_t i = 0; i < analysis.stragglers.size() && i < kMaxListed; ++i) {
     const RankImpact& rank = analysis.stragglers[i];
     out << format("  rank %-6d node %-4d %-24.24s %6zu segs %10.4f s\n", rank.rank, rank.node_id, rank.hostname.c_str(),
@@ -191,15 +161,8 @@ void stragglers(std::ostringstream& out, const RunAnalysis& analysis) {
   }
 }
 
-std::string clock_text(double unix_seconds) {
-  if (!std::isfinite(unix_seconds) || unix_seconds <= 0.0) return "";
-  const auto whole = static_cast<std::time_t>(std::floor(unix_seconds));
-  std::tm parts{};
-  gmtime_r(&whole, &parts);
-  return format("%02d:%02d:%02d", parts.tm_hour, parts.tm_min, parts.tm_sec);
-}
-
-// Where (ranks and nodes the others waited for), when (episodes), what (components).
+// Where (ranks and nodes the others waited for; ranks with more work apart),
+// when (episodes), what (components).
 void diagnosis(std::ostringstream& out, const RunAnalysis& analysis) {
   const Diagnosis& d = analysis.diagnosis;
   if (!d.available) return;
@@ -218,6 +181,14 @@ void diagnosis(std::ostringstream& out, const RunAnalysis& analysis) {
     const SlowNode& node = d.slow_nodes[i];
     out << format("  node %-4d %-5zu ranks %-21.21s last %3.0f %%  lost %5.1f %%  %s\n", node.node_id, node.ranks,
                   node.hostname.c_str(), 100.0 * node.last_share, node.lost_percent, node.kind.c_str());
+  }
+  if (!d.imbalanced_ranks.empty()) {
+    out << "Imbalance: ranks with more work (the application's, not lost time)\n";
+    for (std::size_t i = 0; i < d.imbalanced_ranks.size() && i < kMaxListed; ++i) {
+      const ImbalancedRank& rank = d.imbalanced_ranks[i];
+      out << format("  rank %-6d node %-4d %-22.22s work %+4.0f %%  others waited %5.1f %%\n", rank.rank,
+                    rank.node_id, rank.hostname.c_str(), 100.0 * rank.extra_work, rank.wait_percent);
+    }
   }
   if (d.episodes.empty()) {
     out << "When: no episode (no window of segments slower than intrinsic)\n";
@@ -241,8 +212,8 @@ void diagnosis(std::ostringstream& out, const RunAnalysis& analysis) {
                 d.lost_components.io);
 }
 
-// The headline first (one time per size, from the method the data support),
-// then every method with both intervals.
+// The headline first (one time per size, from the method the data support,
+// with its weak-scaling assumption), then every method with both intervals.
 void predictions(std::ostringstream& out, const RunAnalysis& analysis) {
   if (analysis.predictions.empty()) return;
   const double level = 100.0 * analysis.parameters.ci;
@@ -257,6 +228,7 @@ void predictions(std::ostringstream& out, const RunAnalysis& analysis) {
                     prediction.median_s, prediction.pi_low_s, prediction.pi_high_s);
     }
   }
+  wrap(out, std::string("Assumes ") + kPredictionAssumption + ".");
   wrap(out, format("All methods (s): median and %.0f %% CI of the expected run time, %.0f %% prediction "
                    "interval (PI) for one run:",
                    level, level));
@@ -266,19 +238,38 @@ void predictions(std::ostringstream& out, const RunAnalysis& analysis) {
                   prediction.processes, prediction.median_s, prediction.ci_low_s, prediction.ci_high_s,
                   prediction.pi_low_s, prediction.pi_high_s);
   }
-  wrap(out, format("Segment-time variance inflation (autocorrelation): %.2f; intervals widened \u00d7%.2f.",
+  wrap(out, format("Segment-time variance inflation (autocorrelation): %.2f: slow periods last several segments, "
+                   "so their sum varies more than independent segments would; intervals widened \u00d7%.2f.",
                    analysis.prediction_variance_inflation, std::sqrt(analysis.prediction_variance_inflation)));
 }
 
 void warnings(std::ostringstream& out, const RunAnalysis& analysis) {
   if (analysis.warnings.empty()) return;
-  out << "\nWarnings:\n";
-  for (const Warning& warning : analysis.warnings) wrap(out, "- " + warning.message, "    ");
+  out << "\nWarnings (most important first):\n";
+  for (const Warning* warning : warnings_by_importance(analysis)) wrap(out, "- " + warning->message, "    ");
 }
 
 }  // namespace
 
-std::string render_text_report(const RunData& run, const RunAnalysis& analysis, const std::string& output_file) {
+// The fewest decimals at which the ends differ: "3.3-3.3 %" would claim a
+// precision the interval has and hide it.
+std::string interval_text(double low_percent, double high_percent, int* decimals) {
+  constexpr int kMostDecimals = 3;
+  for (int places = 1; places <= kMostDecimals; ++places) {
+    const std::string low = format("%.*f", places, low_percent);
+    const std::string high = format("%.*f", places, high_percent);
+    if (low != high) {
+      if (decimals) *decimals = places;
+      return low + "-" + high + " %";
+    }
+  }
+  if (decimals) *decimals = kMostDecimals;
+  return format("%.*f %% (interval < 0.001 pp wide)", kMostDecimals, 0.5 * (low_percent + high_percent));
+}
+
+std::string render_text_report(const RunData& run, const RunAnalysis& analysis, const std::string& output_file,
+                               ReportDetail detail) {
+  if (detail == ReportDetail::short_report) return render_short_text_report(run, analysis, output_file);
   std::ostringstream out;
   header(out, run, analysis, output_file);
   groups(out, analysis);
@@ -288,6 +279,7 @@ std::string render_text_report(const RunData& run, const RunAnalysis& analysis, 
     predictions(out, analysis);
   }
   warnings(out, analysis);
+  out << injector_truth_text(run);
   return out.str();
 }
 

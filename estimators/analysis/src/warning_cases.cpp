@@ -1,10 +1,13 @@
 // A warning raised once per item (a PWM/MOM disagreement per group, a broken
 // fit per method) is reported once per kind: a run with 400 groups must not
-// print 400 lines (docs/report.md).
+// print 400 lines (docs/report.md). And the one order of importance the text
+// report lists them in.
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "analysis_internal.hpp"
+#include "tremor/analysis/report.hpp"
 
 namespace tremor::analysis::detail {
 namespace {
@@ -28,3 +31,48 @@ void add_warning_cases(RunAnalysis& analysis, std::string code, std::string summ
 }
 
 }  // namespace tremor::analysis::detail
+
+namespace tremor::analysis {
+namespace {
+
+// Most important first: what makes the headline itself doubtful (no
+// estimate, ranks taking turns, little of the run assessed, too few segments,
+// the counter), then what makes a wrong rank or node look slow, then the
+// predictions' doubts, then notes. A code missing here ranks after all of
+// them, in the order it was raised (docs/report.md, "Warnings").
+constexpr std::array kWarningImportance{
+    "no_estimate",
+    "environment_oversubscribed",
+    "low_coverage",
+    "few_segments",
+    "signature_fallback",
+    "boundary_rate",
+    "environment_smt_shared",
+    "environment_unpinned",
+    "environment_governor",
+    "environment_turbo",
+    "fit_misses_extremes",
+    "prediction_unavailable",
+    "autocorrelated_segments",
+    "fit_disagreement",
+    "counter_fallback",
+    "environment_unknown",
+};
+
+std::size_t importance_rank(const std::string& code) {
+  const auto* found = std::find(kWarningImportance.begin(), kWarningImportance.end(), code);
+  return static_cast<std::size_t>(found - kWarningImportance.begin());
+}
+
+}  // namespace
+
+std::vector<const Warning*> warnings_by_importance(const RunAnalysis& analysis) {
+  std::vector<const Warning*> ordered;
+  for (const Warning& warning : analysis.warnings) ordered.push_back(&warning);
+  std::stable_sort(ordered.begin(), ordered.end(), [](const Warning* a, const Warning* b) {
+    return importance_rank(a->code) < importance_rank(b->code);
+  });
+  return ordered;
+}
+
+}  // namespace tremor::analysis

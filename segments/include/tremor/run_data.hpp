@@ -87,6 +87,10 @@ struct RankInfo {
   // MPI and I/O calls (context-switch records), summed over the segments and
   // left out of their off_cpu_time; NaN when not told apart.
   double own_sleep_s = std::numeric_limits<double>::quiet_NaN();
+  // Time the rank spent in delays planted by a stacked libtremor-inject, from
+  // the injector's own running totals at MPI_Finalize (its log's spent_us
+  // summed); NaN when no injector was loaded.
+  double injected_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct RunMetadata {

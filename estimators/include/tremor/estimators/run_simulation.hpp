@@ -52,7 +52,22 @@ struct GroupReplicas {
   std::vector<std::vector<double>> one_run;   ///< [factor][replica]: one simulated run's sum of n maxima
   std::vector<std::size_t> failed;            ///< per factor: replicas whose own fit could not project
   std::vector<double> points;                 ///< per factor: the estimate on the full sample
+  /// The replicas computed: 0 when every replica is its own draw, else the
+  /// replicas above were taken (with replacement) from this many (take_replicas).
+  std::size_t distinct = 0;
 };
+
+/// Which of `distinct` computed replicas each of the run's `replicas` takes:
+/// each in turn when distinct >= replicas, else uniform draws with
+/// replacement from `engine`. A group bootstrapped with fewer replicas than
+/// the run's other groups then still adds one value to every run replica.
+std::vector<std::size_t> replica_choice(std::size_t distinct, std::size_t replicas, std::mt19937_64& engine);
+/// The group's replicas in `choice`'s order (failures counted among the taken
+/// ones); `distinct` records how many there were to take from.
+GroupReplicas take_replicas(const GroupReplicas& group, std::span<const std::size_t> choice);
+/// Per-factor replica values (e.g. a latency growth) in `choice`'s order.
+std::vector<std::vector<double>> take_replicas(const std::vector<std::vector<double>>& per_factor,
+                                               std::span<const std::size_t> choice);
 
 /// The expected run time (median, CI) and one run's prediction interval.
 struct RunInterval {
@@ -61,6 +76,10 @@ struct RunInterval {
   double ci_high = 0.0;
   double pi_low = 0.0;
   double pi_high = 0.0;
+  /// Monte Carlo standard error of the interval ends (the larger of the CI's
+  /// and the PI's): the finite number of replicas, and groups whose replicas
+  /// were taken from fewer distinct ones (take_replicas), move the ends by about this much.
+  double monte_carlo_error = 0.0;
 };
 
 /// T = scale·(fixed + Σ_groups n_g·(x_g + offset_g)), summed replica by
@@ -69,15 +88,23 @@ struct RunInterval {
 class RunTotals {
  public:
   explicit RunTotals(std::size_t factors)
-      : expected_(factors), one_run_(factors), failed_(factors, 0), group_replicas_(factors, 0) {}
+      : expected_(factors),
+        one_run_(factors),
+        failed_(factors, 0),
+        group_replicas_(factors, 0),
+        shift_expected_(factors, 0.0),
+        shift_one_run_(factors, 0.0) {}
   /// `offset` is added to every one of the group's segments (e.g. a collective's latency).
   /// A group without replicas, or with another replica count, makes the totals unavailable.
+  /// A group with `distinct` replicas adds the variance of its mean over them to the Monte Carlo error.
   void add(const GroupReplicas& group, double offset = 0.0);
   /// Adds segments·per_segment[f][r] to replica r at factor f of both the
   /// expected and the simulated totals: a per-segment term with bootstrap
   /// replicas of its own (the collective's latency growth). Call after the
   /// groups; another shape makes the totals unavailable.
-  void add_per_segment(std::size_t segments, const std::vector<std::vector<double>>& per_segment);
+  /// `distinct` as for GroupReplicas (0: every replica its own draw).
+  void add_per_segment(std::size_t segments, const std::vector<std::vector<double>>& per_segment,
+                       std::size_t distinct = 0);
   [[nodiscard]] bool available() const { return available_ && started_; }
   /// Replicas that fell back, summed over the groups.
   [[nodiscard]] std::size_t failed(std::size_t factor) const { return failed_[factor]; }
@@ -97,6 +124,9 @@ class RunTotals {
   std::vector<std::vector<double>> expected_, one_run_;
   std::vector<std::size_t> failed_;
   std::vector<std::size_t> group_replicas_;  // replicas summed over the groups
+  // Per factor: Σ Var(group's replicas)/distinct over the groups with fewer
+  // distinct replicas than the run's, for the expected and the simulated totals.
+  std::vector<double> shift_expected_, shift_one_run_;
   bool available_ = true;
   bool started_ = false;
 };

@@ -9,7 +9,8 @@
  *
  * Call tremor_inject_suspend() before the profiler's own finalize-time MPI
  * traffic so that its gathers are not delayed; then copy the records.
- * All functions are thread-safe and never fail loudly.
+ * tremor_inject_get_totals() gives this process's running totals (the
+ * profiler's truth line). All functions are thread-safe and never fail loudly.
  *
  * The same records are written at MPI_Finalize, one CSV file per rank, to
  * $TREMOR_OUTPUT_DIR/tremor-inject_<program>_<job id or start time>_r<rank>_<pid>-<n>.csv
@@ -64,10 +65,24 @@ int tremor_inject_is_active(void);
 /* Stops all further injection on this process (the log is kept). */
 void tremor_inject_suspend(void);
 
+/* This process's running totals of injected delays: every delay counted when
+ * it is spent, so the totals equal the sums over the log's delayed rows (the
+ * CSV file's spent_us and requested_us) even when the records are not copied.
+ * Traced calls that were not delayed count nothing. */
+typedef struct tremor_inject_totals {
+  unsigned long long delays; /* number of delays */
+  double requested_s;        /* sum of requested_us, seconds */
+  double spent_s;            /* sum of spent_us, seconds: the time this process lost to planted delays */
+} tremor_inject_totals;
+
+/* Fills *out with the totals so far; returns 1, or 0 when out is NULL. */
+int tremor_inject_get_totals(tremor_inject_totals* out);
+
 #define TREMOR_INJECT_RECORD_COUNT_SYMBOL "tremor_inject_record_count"
 #define TREMOR_INJECT_COPY_RECORDS_SYMBOL "tremor_inject_copy_records"
 #define TREMOR_INJECT_IS_ACTIVE_SYMBOL "tremor_inject_is_active"
 #define TREMOR_INJECT_SUSPEND_SYMBOL "tremor_inject_suspend"
+#define TREMOR_INJECT_GET_TOTALS_SYMBOL "tremor_inject_get_totals"
 /* Exported by the profiler: the index of the segment this process is in (the
  * number of boundaries it has closed), -1 before MPI_Init or after finalize. */
 #define TREMOR_CURRENT_SEGMENT_SYMBOL "tremor_current_segment"
@@ -76,6 +91,7 @@ typedef size_t (*tremor_inject_record_count_fn)(void);
 typedef int (*tremor_inject_copy_records_fn)(tremor_inject_record*, size_t);
 typedef int (*tremor_inject_is_active_fn)(void);
 typedef void (*tremor_inject_suspend_fn)(void);
+typedef int (*tremor_inject_get_totals_fn)(tremor_inject_totals*);
 typedef long long (*tremor_current_segment_fn)(void);
 
 #ifdef __cplusplus

@@ -16,13 +16,15 @@
 namespace tremor::analysis {
 
 struct ComparedRun {
-  std::string name;  // shown in tables (the file stem)
+  std::string name;  // in the verdicts and the JSON (the file stem)
   const RunData* run = nullptr;
   const RunAnalysis* analysis = nullptr;
 };
 
 struct RunRow {
   std::string name;
+  std::string label;  // A, B, C ... in the tables: file stems are long
+  std::string file;   // as named on the command line (compare_runs sets the name)
   int processes = 0;
   double run_time_s = 0.0;
   bool estimate_possible = false;
@@ -35,8 +37,12 @@ struct RunRow {
 
 // One usable group of the reference run and its counterparts.
 struct GroupComparison {
-  std::string label;  // "#<group number in the reference's report> <closing call> <signature>"
+  std::string label;      // "#<group number in the reference's report> <closing call> <signature>"
+  std::size_t group = 0;  // its number in `tremor analyze`'s report of the reference run
+  std::string closing_call;
   std::size_t segments = 0;
+  std::vector<std::optional<double>> lost_s;       // per run: the group's lost time (primary estimate)
+  double impact_s = 0.0;                           // the largest of lost_s: groups are listed by it
   std::string matched_by;                          // per run: "signature", "closing call" or "" (no match)
   std::vector<std::optional<double>> intrinsic_s;  // per run (index 0 = reference)
   std::vector<std::optional<double>> change_percent;
@@ -87,7 +93,7 @@ struct Verdict {
 
 struct Comparison {
   std::vector<RunRow> runs;
-  std::vector<GroupComparison> groups;
+  std::vector<GroupComparison> groups;  // largest impact first, then largest share of the reference run
   std::vector<NodeDrift> nodes;
   std::string node_drift_unavailable;  // why nodes is empty, "" otherwise
   std::vector<EnvironmentDifference> environment;
@@ -125,12 +131,19 @@ std::string program_mismatch(const ComparedRun& reference, const ComparedRun& co
 std::vector<std::pair<std::string, double>> node_speeds(const RunData& run, const RunAnalysis& analysis,
                                                         std::string& why);
 
+// Group rows the text shows (the largest impact first); the JSON and the page hold them all.
+inline constexpr std::size_t kCompareTextGroups = 10;
+// Longest line of the text output.
+inline constexpr std::size_t kCompareTextColumns = 100;
+
 // The compare page's generator tag: `compare --html` replaces only a file that carries it.
 inline constexpr std::string_view kCompareHtmlMarker = "<meta name=\"generator\" content=\"tremor compare\">";
 
-// Renderings (compare_output.cpp): all three show the same tables. Text marks
-// values that differ from the reference run with `*`; the HTML page is
-// self-contained and highlights them.
+// Renderings (compare_output.cpp): all three show the same tables (the text
+// only the first kCompareTextGroups groups, and says how many more). Text
+// names runs A, B, ... with a legend line per file, marks values that differ
+// from the reference run with `*` (and says so) and keeps lines within
+// kCompareTextColumns; the HTML page is self-contained and highlights them.
 nlohmann::json compare_json(const Comparison& comparison);
 std::string render_compare_text(const Comparison& comparison);
 std::string render_compare_html(const Comparison& comparison);

@@ -14,10 +14,14 @@
 
 namespace tremor::analysis {
 
-// Thresholds (docs/report.md#diagnosis).
-inline constexpr double kMinNamedPercent = 1.0;        // excess over an equal share of the waiting
-inline constexpr double kLoadedWorkShare = 0.5;        // extra work explains this share of the extra time
-inline constexpr double kMinLoadedWorkExcess = 0.02;   // and is at least 2 %
+// Thresholds (docs/report.md#diagnosis, docs/statistics.md#where).
+// A rank (node) is named slow when its charge exceeds an equal share of all
+// charges by this much, % of the run: above the largest excess of clean runs
+// (validation/where/calibration.csv, derived by validation/where/threshold.py).
+inline constexpr double kMinNamedExcessPercent = 3.3;
+inline constexpr double kMinImbalanceWork = 0.02;     // a rank with at least 2 % more work than the others' median
+inline constexpr double kMinImbalancePercent = 1.0;   // that the others waited for at least 1 % of the run
+inline constexpr std::size_t kWorkRateCells = 4096;   // cells sampled per group for its time per unit of work
 inline constexpr std::size_t kMinEpisodeSegments = 5;  // shortest window, segments
 inline constexpr double kMinEpisodeLostPercent = 1.0;  // least time lost in a window, % of run
 inline constexpr double kEpisodeMinSlowdown = 0.1;     // mean normalised slowdown inside a window
@@ -31,9 +35,28 @@ namespace diagnosis_math {
 // removed; NaN when nothing is left.
 double median_excluding(std::span<const double> sorted, double value);
 
-// "loaded" when extra work explains at least kLoadedWorkShare of the extra
-// time (and is at least kMinLoadedWorkExcess), else "slow".
-std::string rank_kind(double time_ratio, double work_ratio);
+// Median (lower middle) of `values` without the element at `skip`; NaN when
+// nothing is left.
+double median_without(std::span<const double> values, std::size_t skip);
+
+// How the others' wait for the late rank of one segment divides (seconds).
+// busy: each detail row's time outside MPI; need: the time its work needs
+// at its group's time per unit of work (0 without a work counter). The wait
+// is the late row's busy time beyond the others' median; its interference
+// part is the late row's time beyond its need, less the others' median of
+// that, and its imbalance part is the late row's extra need over the others'
+// median, each clamped so that the two add to at most the wait.
+struct WaitSplit {
+  double wait = 0.0;
+  double interference = 0.0;
+  double imbalance = 0.0;
+};
+WaitSplit split_wait(std::span<const double> busy, std::span<const double> need, std::size_t late);
+
+// Whether a charge is named: above an equal share (`weight` of the total,
+// the rank's or node's part of the ranks) by more than kMinNamedExcessPercent
+// of the run. Charges and total in seconds.
+bool named_charge(double charge, double total, double weight, double run_time_s);
 
 // Half-open interval [begin, end) of a series with its mean.
 struct Interval {

@@ -9,16 +9,18 @@
 
 namespace tremor::analysis {
 
-// A rank (or node) the others waited for, named when its charge exceeds an
-// equal share of all waiting by kMinNamedPercent of the run.
+// A rank (or node) the others waited for beyond what its work needs, named
+// when its charge stands out of an equal share by more than clean runs show
+// (kMinNamedExcessPercent, docs/statistics.md#where). Charges are parts of
+// the primary lost time: all ranks' together are at most the headline.
 struct SlowRank {
   std::int32_t rank = 0;
   std::int32_t node_id = 0;
   std::string hostname;
-  double lost_percent = 0.0;      // 100 * time the others waited for it / run time
+  double lost_percent = 0.0;      // 100 * time the others waited for its interference / run time
   double last_share = 0.0;        // share of all segments it arrived last
   std::size_t last_segments = 0;  // segments it arrived last
-  std::string kind;               // "slow" (same work, more time) or "loaded" (more work)
+  std::string kind = "slow";      // always "slow": extra work is imbalance (ImbalancedRank), never lost time
   double time_ratio = 0.0;        // its time outside MPI / the other ranks' median (NaN unknown)
   double work_ratio = 0.0;        // its work / the other ranks' median (NaN unknown)
 };
@@ -29,9 +31,21 @@ struct SlowNode {
   double lost_percent = 0.0;
   double last_share = 0.0;
   std::size_t last_segments = 0;
-  std::string kind;
+  std::string kind = "slow";
   double time_ratio = 0.0;  // per-rank means of the node against the other nodes' median
   double work_ratio = 0.0;
+};
+
+// A rank with more work than the others (load imbalance of the application,
+// not interference): the time the others waited for its extra work is
+// reported here and never in the lost time.
+struct ImbalancedRank {
+  std::int32_t rank = 0;
+  std::int32_t node_id = 0;
+  std::string hostname;
+  double extra_work = 0.0;        // its work / the other ranks' median - 1 (exact totals)
+  double wait_percent = 0.0;      // 100 * time the others waited for its extra work / run time
+  double last_share = 0.0;        // share of all segments it arrived last
 };
 
 // A contiguous window in which segments ran slower than their intrinsic time.
@@ -63,6 +77,7 @@ struct Diagnosis {
   bool available = false;            // false without an estimate or without detail ranks
   std::vector<SlowRank> slow_ranks;  // descending lost_percent
   std::vector<SlowNode> slow_nodes;
+  std::vector<ImbalancedRank> imbalanced_ranks;  // descending wait_percent
   std::vector<Episode> episodes;  // in time order
   ComponentShares run_components;
   ComponentShares lost_components;  // sums to about lost_percent
@@ -72,6 +87,10 @@ struct Diagnosis {
   std::vector<double> rank_lost_percent;
   std::vector<double> rank_time_ratio;
   std::vector<double> rank_work_ratio;
+  std::vector<double> rank_imbalance_percent;  // the others' wait for its extra work, % of run
+  // The naming rule's reference: an equal share of all charges plus
+  // kMinNamedExcessPercent, % of run (a rank is named above it).
+  double named_above_percent = 0.0;
 };
 
 }  // namespace tremor::analysis

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -21,9 +22,30 @@ inline constexpr int kReportSchemaVersion = 1;
 // `output_file`: the run file the report belongs to ("" when none was saved).
 nlohmann::json report_json(const RunData& run, const RunAnalysis& analysis, const std::string& output_file);
 
-// Header first: traffic light and the key sentence, then groups, stragglers,
-// predictions and warnings. Every line is at most 80 columns.
-std::string render_text_report(const RunData& run, const RunAnalysis& analysis, const std::string& output_file);
+// The text report, every line at most 80 columns. Short (the default): at most
+// kShortReportMaxLines lines: the headline with its interval and what the
+// interval means, where / when / what, the prediction with its scaling
+// assumption and the most important warnings. Full: every table as well
+// (TREMOR_REPORT_DETAIL=full, tremor analyze --full).
+std::string render_text_report(const RunData& run, const RunAnalysis& analysis, const std::string& output_file,
+                               ReportDetail detail = ReportDetail::short_report);
+
+inline constexpr std::size_t kShortReportMaxLines = 25;
+
+// What every prediction assumes (text report, JSON `prediction_scaling`,
+// /analysis/predictions@scaling): weak scaling.
+inline constexpr const char* kPredictionScaling = "weak";
+inline constexpr const char* kPredictionAssumption =
+    "each process keeps its work (weak scaling): at f times the processes the whole problem is f times larger";
+
+// The run's warnings, most important first (the order is defined once, in
+// warning_cases.cpp); the text report prints them in this order.
+std::vector<const Warning*> warnings_by_importance(const RunAnalysis& analysis);
+
+// The lost share's interval as printed: the fewest decimals (1 to 3) at which
+// its two ends differ, e.g. "3.31-3.34 %", or "3.300 % (interval < 0.001 pp
+// wide)" when they differ at none. `decimals` gets the count used.
+std::string interval_text(double low_percent, double high_percent, int* decimals = nullptr);
 
 // Writes /analysis (per-segment classes, groups, fits, predictions, warnings,
 // parameters and the JSON text). False with appender.error() on failure.

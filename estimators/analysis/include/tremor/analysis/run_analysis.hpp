@@ -79,6 +79,10 @@ struct Prediction {
   double pi_high_s = 0.0;
   std::size_t replicas_failed = 0;  // summed over groups
   double variance_inflation = 1.0;  // segment-time VIF that widened both intervals (×√VIF)
+  // Monte Carlo standard error of the interval ends (finite replicas; groups
+  // given fewer distinct replicas, predictions.cpp's replica plan).
+  double monte_carlo_error_s = 0.0;
+  std::size_t group_replicas_min = 0;  // the fewest distinct replicas a group had
 };
 
 // The method the headline prediction comes from, and why (predictions.cpp).
