@@ -32,9 +32,16 @@ std::string seconds(double value) {
   return format("%.*f s", magnitude >= 100.0 ? 0 : magnitude >= 10.0 ? 1 : 2, value);
 }
 
+// Lines as an 80-column terminal shows them: a longer line (a long run file
+// path) takes the lines it wraps to.
 std::size_t line_count(const std::ostringstream& out) {
   const std::string text = out.str();
-  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  std::size_t lines = 0, start = 0;
+  for (std::size_t end = text.find('\n'); end != std::string::npos; start = end + 1, end = text.find('\n', start)) {
+    const std::size_t length = end - start;
+    lines += length == 0 ? 1 : (length + kWidth - 1) / kWidth;
+  }
+  return lines;
 }
 
 void headline(std::ostringstream& out, const RunData& run, const RunAnalysis& analysis) {
@@ -83,9 +90,8 @@ void run_lines(std::ostringstream& out, const RunData& run, const RunAnalysis& a
   if (analysis.estimate_possible) text += "; " + seconds(analysis.primary.intrinsic_run_time_s) + " without the lost time";
   wrap_at_most(out, text + ".", 2);
   if (file.empty()) return;
-  const std::string label = "Data: ";
-  const std::size_t room = kWidth - label.size();
-  out << label << (file.size() <= room ? file : "..." + file.substr(file.size() - (room - 3))) << '\n';
+  // Whole, however long: the path is what the reader copies.
+  out << "Data: " << file << '\n';
 }
 
 std::string rank_words(const SlowRank& rank) {
