@@ -19,11 +19,14 @@ timed() {  # timed NAME COMMAND...: runs it, notes its time, a failure sets stat
   "$@" || { echo "== $name FAILED"; status=1; }
   stages+=("$(printf '%-28s %5d s' "$name" $((SECONDS - start)))")
 }
-# Tests that start no MPI job and time nothing (the unit tests, the CLI tests,
-# the re-analysis of the recorded replays) run two at a time; every test that
-# launches ranks or reads a clock runs alone, so that the runs it judges have
-# the machine to themselves.
-concurrent_tests='^((segments|estimators|analysis|config|reference|repository|docs|interpose)\..*|campaigns\.replay.*)$'
+# Tests that judge no time run two at a time: the unit tests, the CLI tests on
+# files (hostile input, many groups), the re-analysis of the recorded replays,
+# and the long runs (one process; their bound is on memory). Every test whose
+# check reads a clock runs alone, so that the runs it judges have the machine
+# to themselves.
+concurrent_tests='^((segments|estimators|analysis|config|reference|repository|docs|interpose)\..*|campaigns\.replay.*'
+concurrent_tests+='|integration\.long_run_.*|hostile\.(analyze|compare|plot|fit|predict|config)'
+concurrent_tests+='|ux\.(tremor_run_help|tremor_plot_command|many_groups_page|many_groups_compare))$'
 flavour_tests() {  # flavour_tests FLAVOUR: CTest, then the skips
   local build=$top/build-$1 rc=0
   rm -f "$build"/ctest-junit-concurrent.xml "$build"/ctest-junit.xml
