@@ -16,6 +16,7 @@
 
 #include "synthetic_run.hpp"
 #include "temp_dir.hpp"
+#include "test_helpers.hpp"
 #include "tremor/analysis/compare.hpp"
 #include "tremor/analysis/report.hpp"
 #include "tremor/json_text.hpp"
@@ -23,19 +24,13 @@
 namespace fs = std::filesystem;
 using namespace tremor;
 using namespace tremor::analysis;
+using tremor::test::file_text;
 using tremor::test::TempDir;
 
 namespace {
 
 const std::string kInvalid = "\xff\xfe\xc3(\xed\xa0\x80";  // a lone byte, a bad continuation, a surrogate
 const std::string kReplacement = "\xef\xbf\xbd";        // U+FFFD
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 struct Outcome {
   int status = -1;
@@ -46,7 +41,7 @@ Outcome run_tremor(const TempDir& dir, const std::string& arguments) {
   const fs::path out = dir.path() / "stdout.txt";
   const std::string command = std::string(TREMOR_CLI) + " " + arguments + " >" + out.string() + " 2>/dev/null";
   const int raw = std::system(command.c_str());
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out)};
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, file_text(out)};
 }
 
 // A run with invalid UTF-8 in every string a report can show.
@@ -111,7 +106,7 @@ TEST_CASE("report_run and tremor analyze --json write valid JSON for such a run"
   for (int ch; (ch = std::fgetc(text_out)) != EOF;) printed += static_cast<char>(ch);
   std::fclose(text_out);
   CHECK(printed.find("analysis failed") == std::string::npos);
-  const nlohmann::json in_process = nlohmann::json::parse(slurp(json_path));
+  const nlohmann::json in_process = nlohmann::json::parse(file_text(json_path));
   CHECK(in_process["partial_reason"].get<std::string>().find(kReplacement) != std::string::npos);
 
   // The copy in the run file, /analysis/report_json.

@@ -20,6 +20,7 @@
 namespace fs = std::filesystem;
 using namespace tremor;
 using namespace tremor::analysis;
+using tremor::test::file_text;
 using tremor::test::SyntheticGroup;
 using tremor::test::SyntheticSpec;
 using tremor::test::TempDir;
@@ -33,13 +34,6 @@ struct Outcome {
   std::string err;  // stderr
 };
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Runs the real `tremor` binary; stdout and stderr go to files in `dir`.
 Outcome run_tremor(const TempDir& dir, const std::string& arguments) {
   const fs::path out = dir.path() / "stdout.txt";
@@ -48,8 +42,8 @@ Outcome run_tremor(const TempDir& dir, const std::string& arguments) {
   const int raw = std::system(command.c_str());
   Outcome outcome;
   outcome.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  outcome.out = slurp(out);
-  outcome.err = slurp(err);
+  outcome.out = file_text(out);
+  outcome.err = file_text(err);
   return outcome;
 }
 
@@ -232,7 +226,7 @@ TEST_CASE("report_run writes /analysis and the reserved JSON, tremor analyze agr
   CHECK_THAT(printed, Catch::Contains("\"probability_high\""));
   CHECK_THAT(printed, Catch::Contains("Segment-time variance inflation"));
 
-  const nlohmann::json in_process = nlohmann::json::parse(slurp(json_path));
+  const nlohmann::json in_process = nlohmann::json::parse(file_text(json_path));
   CHECK(in_process["class"] == "medium");
 
   // /analysis was added and the run file is still readable.

@@ -25,6 +25,7 @@ using namespace tremor::analysis;
 using tremor::test::longest_line;
 using tremor::test::SyntheticGroup;
 using tremor::test::SyntheticSpec;
+using tremor::test::file_text;
 using tremor::test::TempDir;
 
 namespace {
@@ -95,13 +96,6 @@ RunAnalysis crowded(RunAnalysis analysis) {
   return analysis;
 }
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 struct Outcome {
   int status = -1;
   std::string out;
@@ -114,7 +108,7 @@ Outcome run_tremor(const TempDir& dir, const std::string& environment, const std
   const std::string command = "env -u TREMOR_REPORT_DETAIL " + environment + " " + std::string(TREMOR_CLI) + " " +
                               arguments + " >" + out.string() + " 2>" + err.string();
   const int raw = std::system(command.c_str());
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, file_text(out), file_text(err)};
 }
 
 std::string printed_by_report_run(const RunData& run, const Config& config) {

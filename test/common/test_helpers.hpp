@@ -1,14 +1,26 @@
-// Helpers shared by the analysis tests, defined once: the longest line of a
-// report and the analysis parameters that keep bootstraps quick.
+// Helpers shared by the analysis tests, defined once: a file's text, the
+// longest line of a report and the analysis parameters that keep bootstraps
+// quick.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "tremor/analysis/parameters.hpp"
 
 namespace tremor::test {
+
+// The whole content of a file ("" when it cannot be read).
+inline std::string file_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 // Code points of the longest line (the reports use a few UTF-8 characters).
 inline std::size_t longest_line(const std::string& text) {
