@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds Tremor for one MPI flavour into build-<flavour>/.
-# usage: scripts/build.sh [mpich|openmpi] [extra cmake arguments...]
+# usage: [TREMOR_TARGETS="t1 t2"] scripts/build.sh [mpich|openmpi] [extra cmake arguments...]
+# TREMOR_TARGETS builds only those targets (scripts/demo.sh); default: all.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 flavour=${1:-mpich}
@@ -17,4 +18,6 @@ if command -v ccache >/dev/null; then
 fi
 cmake -S "$top" -B "$top/build-$flavour" -DTREMOR_MPI="$flavour" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" "$@" \
   >/dev/null
-cmake --build "$top/build-$flavour" -j "$(nproc)"
+targets=()
+[ -n "${TREMOR_TARGETS:-}" ] && targets=(--target ${TREMOR_TARGETS})
+cmake --build "$top/build-$flavour" -j "$(nproc)" "${targets[@]}"

@@ -7,8 +7,15 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
-"$top/scripts/build.sh" mpich >/dev/null
 build="$top/build-mpich"
+# Only what the demo runs: the profiler, the injector, the `tremor` tool and
+# the demo program. A new build folder is configured without the tests (their
+# packages come with `install-deps.sh --tests`); an existing one keeps its
+# configuration. The build tool prints its progress.
+configure=()
+[ -f "$build/CMakeCache.txt" ] || configure=(-DTREMOR_BUILD_TESTS=OFF -DTREMOR_BUILD_BENCHMARKS=OFF)
+echo "== building the profiler, the injector, the tremor tool and the demo program (MPICH) in $build"
+TREMOR_TARGETS="tremor_preload tremor_inject tremor bsp_demo" "$top/scripts/build.sh" mpich "${configure[@]}"
 # A folder per run: the truth is read from the injector's logs of this run only.
 out="${TREMOR_OUTPUT_DIR:-$top/demo-output}/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$out"

@@ -41,7 +41,7 @@ flavour_tests() {  # flavour_tests FLAVOUR: CTest, then the skips
   return $rc
 }
 
-timed "dependencies" "$top/scripts/install-deps.sh"
+timed "dependencies" "$top/scripts/install-deps.sh" --tests
 for flavour in mpich openmpi; do
   # Benchmarks and the unit and CLI tests of the MPI-free components do not
   # depend on the MPI: compile and run them once, in the MPICH pass.
@@ -49,7 +49,7 @@ for flavour in mpich openmpi; do
   # Line tables only (-g1): a fifth less compile time than -g; backtraces and
   # sanitizer reports keep their files and lines.
   timed "$flavour: build" "$top/scripts/build.sh" "$flavour" -DTREMOR_WERROR=ON \
-    -DTREMOR_BUILD_BENCHMARKS=$once -DTREMOR_MPI_FREE_TESTS=$once \
+    -DTREMOR_BUILD_TESTS=ON -DTREMOR_BUILD_BENCHMARKS=$once -DTREMOR_MPI_FREE_TESTS=$once \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
   timed "$flavour: tests" flavour_tests "$flavour"
   if [ "$flavour" = mpich ]; then
