@@ -1,13 +1,15 @@
 // Mistakes said at MPI_Init rather than never or after the run (rank 0,
-// once): TREMOR_* names no part of Tremor reads (a typo keeps its default
-// silently), and an output directory that cannot be written (the run file
-// would be lost at the end, the crash-recovery spill go nowhere).
+// once): TREMOR_* names no part of Tremor reads, in the environment or in the
+// TREMOR_CONFIG file (a typo keeps its default silently), and an output
+// directory that cannot be written (the run file would be lost at the end,
+// the crash-recovery spill go nowhere).
 #include "early_checks.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -31,6 +33,13 @@ void warn_unknown_names(Recorder& recorder) {
   std::vector<std::string_view> injector_names;
   for (const inject::SettingInfo& setting : inject::kSettings) injector_names.push_back(setting.name);
   for (const std::string& message : unknown_name_messages(names, injector_names)) recorder.warn0(message);
+  // The TREMOR_CONFIG file's names (its other problems load_config said);
+  // one the environment also sets was checked above, and the environment's
+  // value is the one in use.
+  std::vector<std::string> file_only;
+  for (std::string& name : config_file_names(process_environment()))
+    if (std::find(names.begin(), names.end(), name) == names.end()) file_only.push_back(std::move(name));
+  for (const std::string& message : config_file_name_messages(file_only, injector_names)) recorder.warn0(message);
 }
 
 std::atomic<bool> output_dir_reported{false};

@@ -7,7 +7,8 @@ namespace tremor::interpose {
 class Recorder;
 
 // After the recorder started (or found itself disabled): rank 0 warns once
-// about unknown TREMOR_* names and an output directory it cannot write.
+// about unknown TREMOR_* names (environment and TREMOR_CONFIG file) and an
+// output directory it cannot write.
 void run_early_checks(Recorder& recorder) noexcept;
 
 // Whether run_early_checks said the output directory cannot be written (then

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "environment_probe.hpp"
+#include "tremor/environment_assembly.hpp"
 
 extern char** environ;
 

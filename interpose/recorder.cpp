@@ -470,7 +470,9 @@ void Recorder::open_spill() noexcept {
     header.environment = encode_environment(collected_environment(), std::size_t{256} << 10);
     header.start_time_unix = start_time_unix_;
     header.seconds_per_tick = seconds_per_tick();
-    spill_.open(config_, std::move(header), *this);
+    spill_.open(config_, std::move(header),
+                {[](const std::string& note) noexcept { instance().debug0(note); },
+                 [](const std::string& warning) noexcept { instance().warn(warning); }});
     if (spill_.active()) std::atexit(flush_spill_at_exit);
   } catch (...) {
   }

@@ -14,7 +14,6 @@
 #include <string_view>
 
 #include "file_size_signal.hpp"
-#include "recorder.hpp"
 #include "runtime.hpp"
 #include "tremor/output_path.hpp"
 
@@ -55,8 +54,8 @@ std::string spill_fallback_dir() {
   return tmpdir != nullptr && tmpdir[0] == '/' ? tmpdir : "/tmp";
 }
 
-void SpillWriter::open(const Config& config, SpillHeader header, Recorder& log) noexcept {
-  log_ = &log;
+void SpillWriter::open(const Config& config, SpillHeader header, SpillLog log) noexcept {
+  log_ = log;
   InsideTremor guard;
   try {
     Announcement announcement;
@@ -72,10 +71,10 @@ void SpillWriter::open(const Config& config, SpillHeader header, Recorder& log) 
       }
       const std::string stem = reserved ? (std::filesystem::path(directory) / reserved->stem).string() : "";
       if (!reserved) {
-        log.debug0("crash-recovery spill off: " + error);
+        log_.debug0("crash-recovery spill off: " + error);
       } else if (stem.size() >= kMaxStem) {
         ::unlink(reserved->paths[0].c_str());
-        log.debug0("crash-recovery spill off: output path too long");
+        log_.debug0("crash-recovery spill off: output path too long");
       } else {
         std::memcpy(announcement.stem, stem.data(), stem.size());
         announcement.run_id = new_run_id(header);
@@ -92,7 +91,7 @@ void SpillWriter::open(const Config& config, SpillHeader header, Recorder& log) 
     const int create = header.rank == 0 ? 0 : O_CREAT | O_EXCL;
     const int fd = open_direct(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | create, 0644);
     if (fd < 0) {
-      log.warn("crash-recovery spill off: cannot create '" + path.string() + "': " + std::strerror(errno));
+      log_.warn("crash-recovery spill off: cannot create '" + path.string() + "': " + std::strerror(errno));
       if (header.rank == 0) ::unlink(path.c_str());
       return;
     }
@@ -243,8 +242,8 @@ void SpillWriter::fail(const std::string& what) noexcept {
   }
   fd_ = -1;
   schedule_next();
-  if (log_) {
-    log_->warn("crash-recovery spill '" + path_.string() + "' stopped (" + what +
+  if (log_.warn) {
+    log_.warn("crash-recovery spill '" + path_.string() + "' stopped (" + what +
                "); the segments so far stay in it, recording goes on");
   }
 }

@@ -17,7 +17,13 @@
 
 namespace tremor::interpose {
 
-class Recorder;
+// Where the spill reports: debug0 a note for rank 0's debug log, warn a
+// warning of this rank. Function pointers, so the spill needs nothing of the
+// recorder that owns it (the recorder passes its own logging).
+struct SpillLog {
+  void (*debug0)(const std::string& message) noexcept = nullptr;
+  void (*warn)(const std::string& message) noexcept = nullptr;
+};
 
 // Where the spill goes when the output directory cannot be written: $TMPDIR
 // (an absolute path) or /tmp.
@@ -28,7 +34,7 @@ class SpillWriter {
   // Collective over MPI_COMM_WORLD: rank 0 reserves the run's file name
   // (O_EXCL, mode 0644) and broadcasts it, every rank then creates its own
   // file and writes its header. Never throws; on failure the spill stays off.
-  void open(const Config& config, SpillHeader header, Recorder& log) noexcept;
+  void open(const Config& config, SpillHeader header, SpillLog log) noexcept;
 
   // After a segment was stored: appends the store's new segments when the
   // interval has passed or enough wait.
@@ -73,7 +79,7 @@ class SpillWriter {
   std::size_t next_block_size_ = SIZE_MAX;
   std::uint64_t next_append_tick_ = UINT64_MAX;
   void schedule_next() noexcept;
-  Recorder* log_ = nullptr;
+  SpillLog log_;
   std::uint64_t device_ = 0;  // identity of the file opened, checked before each append
   std::uint64_t inode_ = 0;
   bool fd_foreign_ = false;  // the descriptor was closed and reused by the application

@@ -3,20 +3,18 @@
 
 usage: demo_truth.py RUN_FILE [--tremor PATH]
 
-The truth is the injected critical path of the run (validation/campaigns/injected_truth.py),
+The truth is the injected critical path of the run (scripts/injected_path.py),
 read from the injector's own logs beside the run file; Tremor's figures are
 `tremor analyze --json` of the run file. Exit 2 when either cannot be read.
 """
 import argparse
 import json
-import os
 import subprocess
 import sys
 
 import h5py
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "validation", "campaigns"))
-import injected_truth  # noqa: E402
+import injected_path
 
 
 def main():
@@ -26,8 +24,8 @@ def main():
     options = parser.parse_args()
     try:
         with h5py.File(options.run_file, "r") as h5:
-            injected_s, _ = injected_truth.critical_path(h5)
-            injected_pct = injected_truth.injected_percent(h5)
+            injected_s, _ = injected_path.critical_path(h5)
+            injected_pct = injected_path.injected_percent(h5)
     except (OSError, KeyError, ValueError) as error:
         print(f"demo_truth: cannot read the injected delays of {options.run_file}: {error}", file=sys.stderr)
         return 2

@@ -436,12 +436,39 @@ bool tool_reads(std::string_view name) {
   return false;
 }
 
+// The known name a likely typo meant, or "": at most 3 edits (a unit suffix
+// left out, as in TREMOR_INJECT_MEAN), and fewer than a third of the part
+// after TREMOR_ (TREMOR_X is no typo of TREMOR_SEED).
+std::string_view closest_name(std::string_view name, std::span<const std::string_view> known) {
+  std::string_view closest;
+  std::size_t best = 4;
+  for (std::string_view candidate : known) {
+    const std::size_t distance = edit_distance(name, candidate);
+    if (distance < best && 3 * distance < candidate.size() - 7) {
+      best = distance;
+      closest = candidate;
+    }
+  }
+  return closest;
+}
+
+std::string not_a_setting(std::string_view name, std::span<const std::string_view> known) {
+  const std::string_view closest = closest_name(name, known);
+  return printable(name) + " is not a Tremor setting (ignored)" +
+         (closest.empty() ? "; tremor config lists the settings" : "; did you mean " + std::string(closest) + "?");
+}
+
+std::vector<std::string_view> table_names() {
+  std::vector<std::string_view> names;
+  for (const Setting& setting : kSettingTable) names.push_back(setting.name);
+  return names;
+}
+
 }  // namespace
 
 std::vector<std::string> unknown_name_messages(std::span<const std::string> names,
                                                std::span<const std::string_view> also_known) {
-  std::vector<std::string_view> known;
-  for (const Setting& setting : kSettingTable) known.push_back(setting.name);
+  std::vector<std::string_view> known = table_names();
   known.insert(known.end(), also_known.begin(), also_known.end());
   for (std::string_view name : kToolEnvironment) {
     if (!name.ends_with('_')) known.push_back(name);
@@ -451,21 +478,32 @@ std::vector<std::string> unknown_name_messages(std::span<const std::string> name
     if (!name.starts_with("TREMOR_") || tool_reads(name) ||
         std::find(known.begin(), known.end(), name) != known.end())
       continue;
-    // A likely typo: at most 3 edits (a unit suffix left out, as in
-    // TREMOR_INJECT_MEAN), and fewer than a third of the part after TREMOR_
-    // (TREMOR_X is no typo of TREMOR_SEED).
-    std::string_view closest;
-    std::size_t best = 4;
-    for (std::string_view candidate : known) {
-      const std::size_t distance = edit_distance(name, candidate);
-      if (distance < best && 3 * distance < candidate.size() - 7) {
-        best = distance;
-        closest = candidate;
-      }
-    }
-    std::string message = printable(name) + " is not a Tremor setting (ignored)";
-    message += closest.empty() ? "; tremor config lists the settings" : "; did you mean " + std::string(closest) + "?";
-    messages.push_back(std::move(message));
+    messages.push_back(not_a_setting(name, known));
+  }
+  return messages;
+}
+
+std::vector<std::string> config_file_names(const EnvLookup& lookup) {
+  std::vector<std::string> names;
+  const auto path = lookup("TREMOR_CONFIG");
+  if (!path || path->empty()) return names;
+  std::vector<std::string> said_by_load_config;
+  for (const auto& entry : read_config_file(*path, said_by_load_config))
+    if (!entry.first.empty()) names.push_back(entry.first);
+  return names;
+}
+
+std::vector<std::string> config_file_name_messages(std::span<const std::string> names,
+                                                   std::span<const std::string_view> environment_only) {
+  const std::vector<std::string_view> known = table_names();
+  std::vector<std::string> messages;
+  for (const std::string& name : names) {
+    if (find_setting(name) != nullptr) continue;
+    const bool read_elsewhere =
+        tool_reads(name) || std::find(environment_only.begin(), environment_only.end(), name) != environment_only.end();
+    messages.push_back("TREMOR_CONFIG file: " + (read_elsewhere ? printable(name) + " is read from the environment only "
+                                                                                    "(ignored in the file)"
+                                                                : not_a_setting(name, known)));
   }
   return messages;
 }

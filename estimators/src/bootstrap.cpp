@@ -1,7 +1,6 @@
 #include "tremor/estimators/bootstrap.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -187,65 +186,6 @@ MaximaBootstrap bootstrap_sample_maximum_replay(std::span<const double> maxima,
   }
   result.summary = summarize_replicas(maxima_of_replicas, ci);
   return result;
-}
-
-namespace {
-
-// The weights ((j/K)^m - ((j-1)/K)^m) of empirical_expected_maximum depend on
-// the sample size and m only, and a bootstrap asks for the same few pairs
-// (one per scale factor) again and again: the last few are kept per thread.
-// The arithmetic is the same, so the result is bit for bit the same.
-const std::vector<double>& maximum_weights(std::size_t count, double m) {
-  struct Entry {
-    std::size_t count = 0;
-    double m = std::numeric_limits<double>::quiet_NaN();
-    std::vector<double> weights;
-  };
-  constexpr std::size_t kEntries = 8;
-  thread_local std::array<Entry, kEntries> cache;
-  thread_local std::size_t next = 0;
-  for (const Entry& entry : cache)
-    if (entry.count == count && entry.m == m) return entry.weights;
-  Entry& entry = cache[next];
-  next = (next + 1) % kEntries;
-  entry.weights.resize(count);
-  const double k = static_cast<double>(count);
-  double previous_cdf_power = 0.0;  // ((j-1)/K)^m
-  for (std::size_t j = 1; j <= count; ++j) {
-    const double cdf_power = std::pow(static_cast<double>(j) / k, m);
-    entry.weights[j - 1] = cdf_power - previous_cdf_power;
-    previous_cdf_power = cdf_power;
-  }
-  entry.count = count;
-  entry.m = m;
-  return entry.weights;
-}
-
-}  // namespace
-
-double empirical_expected_maximum(std::span<const double> sorted_sample, double m) {
-  const std::size_t count = sorted_sample.size();
-  if (count == 0) return kNaN;
-  const std::vector<double>& weights = maximum_weights(count, m);
-  double expected = 0.0;
-  for (std::size_t j = 0; j < count; ++j) expected += sorted_sample[j] * weights[j];
-  return expected;
-}
-
-double empirical_maximum_variance(std::span<const double> sorted_sample, double m) {
-  const std::size_t count = sorted_sample.size();
-  if (count == 0) return kNaN;
-  const double mean = empirical_expected_maximum(sorted_sample, m);
-  const double k = static_cast<double>(count);
-  double variance = 0.0;  // centred sum: no cancellation for tightly spread maxima
-  double previous_cdf_power = 0.0;
-  for (std::size_t j = 1; j <= count; ++j) {
-    const double cdf_power = std::pow(static_cast<double>(j) / k, m);
-    const double deviation = sorted_sample[j - 1] - mean;
-    variance += deviation * deviation * (cdf_power - previous_cdf_power);
-    previous_cdf_power = cdf_power;
-  }
-  return variance;
 }
 
 GroupReplicas nonparametric_replicas(std::span<const double> sample, std::span<const double> factors,

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 
-#include "tremor/estimators/bootstrap.hpp"
 #include "tremor/estimators/order_statistics.hpp"
 
 namespace tremor::estimators {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "tremor/environment_assembly.hpp"
 #include "tremor/run_assembly.hpp"
 #include "tremor/segment_store.hpp"
 #include "tremor/spill.hpp"

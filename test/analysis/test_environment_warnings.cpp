@@ -8,6 +8,7 @@
 #include "synthetic_run.hpp"
 #include "tremor/analysis/analysis.hpp"
 #include "tremor/environment.hpp"
+#include "tremor/environment_assembly.hpp"
 
 namespace {
 

@@ -2,6 +2,7 @@
 // bad value with the default kept.
 #include <sys/stat.h>
 
+#include <array>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
@@ -9,6 +10,8 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "tremor/config.hpp"
 
@@ -213,4 +216,37 @@ TEST_CASE("TREMOR_CONFIG file of exactly the limit is read") {
   CHECK(result.messages.empty());
   CHECK(result.config.min_group == 9);
   std::remove(path.c_str());
+}
+
+// Fails an implementation that checks the environment only (no file names),
+// that suggests a setting the file cannot hold, or that calls a name read
+// from the environment only a typo.
+TEST_CASE("each name of a TREMOR_CONFIG file that no setting reads gets one message") {
+  const std::string path = "tremor_config_test_names.conf";
+  {
+    std::ofstream out(path);
+    out << "TREMOR_MIN_GROUP=9\nTREMOR_DETAIL_RANK=4\nTREMOR_INJECT_SEED=3\nTREMOR_BANANA=1\n"
+           "TREMOR_CONFIG=other.conf\nTREMOR_DETAIL_RANK=5\n";
+  }
+  const auto names = tremor::config_file_names(environment({{"TREMOR_CONFIG", path}}));
+  CHECK(names == std::vector<std::string>{"TREMOR_BANANA", "TREMOR_CONFIG", "TREMOR_DETAIL_RANK", "TREMOR_INJECT_SEED",
+                                          "TREMOR_MIN_GROUP"});
+  const std::array<std::string_view, 1> injector{"TREMOR_INJECT_SEED"};
+  const auto messages = tremor::config_file_name_messages(names, injector);
+  REQUIRE(messages.size() == 4);
+  CHECK(messages[0] ==
+        "TREMOR_CONFIG file: TREMOR_BANANA is not a Tremor setting (ignored); tremor config lists the settings");
+  CHECK(messages[1] == "TREMOR_CONFIG file: TREMOR_CONFIG is read from the environment only (ignored in the file)");
+  CHECK(messages[2] ==
+        "TREMOR_CONFIG file: TREMOR_DETAIL_RANK is not a Tremor setting (ignored); did you mean TREMOR_DETAIL_RANKS?");
+  CHECK(messages[3] ==
+        "TREMOR_CONFIG file: TREMOR_INJECT_SEED is read from the environment only (ignored in the file)");
+  // The run goes on: the file's settings apply, the unknown names change nothing.
+  const auto loaded = tremor::load_config(environment({{"TREMOR_CONFIG", path}}));
+  CHECK(loaded.messages.empty());
+  CHECK(loaded.config.min_group == 9);
+  CHECK(loaded.config.detail_ranks == tremor::Config{}.detail_ranks);
+  std::remove(path.c_str());
+  CHECK(tremor::config_file_names(environment({})).empty());
+  CHECK(tremor::config_file_names(environment({{"TREMOR_CONFIG", "/nonexistent/tremor.conf"}})).empty());
 }

@@ -4,8 +4,10 @@ application. The program ends with MPI_Abort right after its first iteration,
 so whatever Tremor says, it said before the end of the run.
 
   names       TREMOR_* typos get one warning each, with the setting they were
-              meant to be; names of the settings table, of the injector's
-              table and of the tools are not flagged.
+              meant to be, in the environment and in the TREMOR_CONFIG file;
+              names of the settings table, of the injector's table and of the
+              tools are not flagged in the environment, and in the file a name
+              read from the environment only is said to be ignored there.
   output_dir  TREMOR_OUTPUT_DIR missing or not a directory: one warning that
               says so and names the fallback directory ($TMPDIR), where every
               rank's crash-recovery spill file then is.
@@ -32,6 +34,14 @@ KNOWN = {"TREMOR_LOG_LEVEL": "info", "TREMOR_INJECT_SEED": "3", "TREMOR_INJECT_C
          "TREMOR_PLOT_TOOL": "/bin/true", "TREMOR_LIBDIR": "/nowhere", "TREMOR_PYTHON": "/usr/bin/python3",
          "TREMOR_MUTANTS_JOBS": "1", "TREMOR_TEST_NEEDS": "perf"}
 NOT_A_SETTING = "is not a Tremor setting"
+# Lines of the TREMOR_CONFIG file -> what its one warning must say (None: no warning).
+FILE_LINES = {
+    "TREMOR_SEED=5": None,
+    "TREMOR_DETAIL_RANK=4": "TREMOR_CONFIG file: TREMOR_DETAIL_RANK is not a Tremor setting (ignored); "
+                            "did you mean TREMOR_DETAIL_RANKS?",
+    "TREMOR_INJECT_MODE=sleep": "TREMOR_CONFIG file: TREMOR_INJECT_MODE is read from the environment only",
+    "TREMOR_OUTPUTDIR=/nowhere": None,  # set in the environment too: said once, from there
+}
 
 
 def same_as_plain(plain, loaded, failures):
@@ -46,7 +56,7 @@ def check_names(command, base_env, top, plain, failures):
     os.mkdir(out)
     config = os.path.join(top, "settings.conf")
     with open(config, "w") as handle:
-        handle.write("TREMOR_SEED=5\n")
+        handle.write("".join(line + "\n" for line in FILE_LINES))
     env = dict(base_env, LD_PRELOAD=PRELOAD, TREMOR_OUTPUT_DIR=out, TREMOR_CONFIG=config, **KNOWN)
     env.update({typo: "1" for typo in TYPOS})
     loaded = run_preloaded(command, env, timeout=120, cwd=top)
@@ -60,10 +70,18 @@ def check_names(command, base_env, top, plain, failures):
             failures.append(f"{typo}: no 'did you mean {meant}?' in {mine[0]!r}")
         elif not meant and "did you mean" in mine[0]:
             failures.append(f"{typo}: suggests a setting though none is close: {mine[0]!r}")
-    flagged = [line for line in warnings for name in list(KNOWN) + ["TREMOR_CONFIG", "TREMOR_OUTPUT_DIR"]
+    file_warnings = [line for line in loaded.stderr.splitlines() if "TREMOR_CONFIG file:" in line]
+    expected = [said for said in FILE_LINES.values() if said]
+    for said in expected:
+        if len([line for line in file_warnings if said in line]) != 1:
+            failures.append(f"expected one warning saying {said!r}, got {file_warnings}")
+    if len(file_warnings) != len(expected):
+        failures.append(f"expected {len(expected)} warnings of the TREMOR_CONFIG file, got {file_warnings}")
+    env_warnings = [line for line in warnings if line not in file_warnings]
+    flagged = [line for line in env_warnings for name in list(KNOWN) + ["TREMOR_CONFIG", "TREMOR_OUTPUT_DIR"]
                if f"{name} {NOT_A_SETTING}" in line]
-    if flagged or len(warnings) != len(TYPOS):
-        failures.append(f"expected only the {len(TYPOS)} typos flagged, got {warnings}")
+    if flagged or len(env_warnings) != len(TYPOS):
+        failures.append(f"expected only the {len(TYPOS)} typos flagged, got {env_warnings}")
 
 
 def check_output_dir(command, base_env, top, plain, failures):

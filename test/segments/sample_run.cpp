@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "tremor/code_column.hpp"
+#include "tremor/environment_assembly.hpp"
 
 namespace tremor::test {
 

@@ -13,6 +13,7 @@
 #include "sample_run.hpp"
 #include "temp_dir.hpp"
 #include "tremor/environment.hpp"
+#include "tremor/environment_assembly.hpp"
 #include "tremor/run_file.hpp"
 #include "tremor/spill.hpp"
 

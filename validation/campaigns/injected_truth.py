@@ -1,31 +1,6 @@
-"""The injected critical path of a run: what the planted delays cost the run.
-
-The truth comes from the injector's own per-rank logs (tremor-inject_*.csv,
-injector/README.md), never from what the profiler recorded: which call and
-rank was delayed, by how much, and when each rank entered each collective.
-The runs must trace the collectives (TRACE_SETTINGS: every rank logs every
-collective, delayed or not), and the logs must lie beside the run file (the
-injector writes them into TREMOR_OUTPUT_DIR, like the profiler).
-
-A segment ends when its last rank reaches the closing collective. A delay
-planted in that collective (the injector sleeps inside the call) lengthens the
-segment only by what it adds beyond the last other rank's arrival: a rank that
-would have waited anyway loses its sleep to that wait. With a_r the time rank r
-entered the closing collective (the log's entered_s, one clock for the node)
-and c_r its delay there, per segment
-
-    cost = max_r(a_r + c_r) - max_r(a_r)
-
-Delays planted in the segment's other calls (point-to-point, I/O, other
-collectives) can hold up other ranks through their messages, which are not
-traced: the largest sum per rank of those counts in full. The closing
-collective of a segment is, on each rank, its last logged call of a boundary
-kind (interpose/mpi_calls.py) in that segment; the last segment ends at
-MPI_Finalize, so its delays count in full. Segments are the log's `segment`
-column, which the injector read from the profiler as each call was made.
-
-`largest_delay_s` is the simpler bound: per segment the largest sum of one
-rank's delays, closing collective included.
+"""The injected truth of a run for the validation campaigns: the injected
+critical path (scripts/injected_path.py, which the demo shares) and the
+machine's own part of the critical path.
 
 The machine's own interference (`machine_path`) comes from the same logs:
 each traced call carries the rank's run-queue delay so far (the kernel's
@@ -48,71 +23,20 @@ Segment 0 counts from each rank's last call of Tremor's own start-up
 profiler's first segment opens), and is left out where a rank logged none;
 the last segment (it ends at MPI_Finalize, which is not logged) is left out.
 """
-import csv
-import glob
 import os
-import re
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "interpose"))
-from mpi_calls import MPI_CALLS  # noqa: E402
-
-# Settings every injected run needs so that its truth can be computed.
-TRACE_SETTINGS = {"TREMOR_INJECT_TRACE": "coll"}
-BOUNDARY_CALLS = frozenset(name for name, _, kind, _ in MPI_CALLS if kind.startswith("boundary:"))
-_FILE_RANK = re.compile(r"_r(\d+)_\d+-\d+\.csv$")
-
-
-class TruthUnavailable(ValueError):
-    """The injector's logs cannot give the truth (missing, several runs, untraced)."""
-
-
-def read_logs(directory):
-    """{rank: [row dict]} of the injector logs in directory, values parsed; the
-    rows of each rank in the order the calls were made."""
-    logs = {}
-    for path in sorted(glob.glob(os.path.join(directory, "tremor-inject_*.csv"))):
-        match = _FILE_RANK.search(os.path.basename(path))
-        if match is None:
-            continue
-        rank = int(match.group(1))
-        if rank in logs:
-            raise TruthUnavailable(f"{directory}: injector logs of several runs (rank {rank} twice)")
-        with open(path, newline="") as handle:
-            rows = list(csv.DictReader(line for line in handle if not line.startswith("#")))
-        logs[rank] = [{"rank": int(r["rank"]), "call": r["call"], "segment": int(r["segment"]),
-                       "requested_us": float(r["requested_us"]), "spent_us": float(r["spent_us"]),
-                       "time_s": float(r["time_s"]),
-                       "entered_s": _number_or_none(r.get("entered_s")),
-                       "queued_entered_s": _number_or_none(r.get("queued_entered_s")),
-                       "queued_returned_s": _number_or_none(r.get("queued_returned_s"))} for r in rows]
-    return logs
-
-
-def _number_or_none(text):
-    return float(text) if text else None
-
-
-def _delayed(row):
-    return row["requested_us"] > 0.0 or row["spent_us"] > 0.0
-
-
-def run_logs(h5):
-    """The injector logs beside the run file h5, one per rank of the run."""
-    directory = os.path.dirname(os.path.abspath(h5.filename))
-    logs = read_logs(directory)
-    world = int(h5.attrs["world_size"]) if "world_size" in h5.attrs else len(logs)
-    if logs and sorted(logs) != list(range(world)):
-        raise TruthUnavailable(f"{directory}: injector logs of ranks {sorted(logs)}, the run has {world}")
-    return logs
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from injected_path import (BOUNDARY_CALLS, TRACE_SETTINGS, TruthUnavailable, critical_path,  # noqa: E402,F401
+                           injected_percent, read_logs, run_logs, was_delayed)
 
 
 def delays(h5):
     """Every injected delay of the run (the injector's logs): a dict of arrays
     rank, segment, call, spent_s, time_s, in rank order."""
-    rows = [row for _, ranks in sorted(run_logs(h5).items()) for row in ranks if _delayed(row)]
+    rows = [row for _, ranks in sorted(run_logs(h5).items()) for row in ranks if was_delayed(row)]
     return {"rank": np.array([r["rank"] for r in rows], dtype=np.int64),
             "segment": np.array([r["segment"] for r in rows], dtype=np.int64),
             "call": [r["call"] for r in rows],
@@ -131,54 +55,6 @@ def _closing_rows(logs, segments):
             if row["segment"] == -1 or (0 <= row["segment"] < segments - 1 and row["call"] in BOUNDARY_CALLS):
                 closing[(row["segment"], rank)] = row
     return closing
-
-
-def critical_path(h5):
-    """(critical path s, largest delay s) of the planted delays; (0, 0) without any.
-    Segment -1 (Tremor's own start-up) is left out."""
-    logs = run_logs(h5)
-    if not logs and "injection/rank" in h5 and h5["injection/rank"].shape[0] > 0:
-        raise TruthUnavailable(f"{h5.filename}: the run was injected but no injector log lies beside it")
-    segments = int(h5["segments/duration_s"].shape[0])
-    closing = {}  # (segment, rank) -> the rank's last boundary-call row in the segment
-    per_segment = {}  # segment -> rank -> [s in the closing collective, s in other calls]
-    for rank, rows in logs.items():
-        for row in rows:
-            if 0 <= row["segment"] < segments - 1 and row["call"] in BOUNDARY_CALLS:
-                closing[(row["segment"], rank)] = row
-    for rank, rows in logs.items():
-        for row in rows:
-            segment = row["segment"]
-            if not (_delayed(row) and 0 <= segment < segments):
-                continue
-            in_closing = closing.get((segment, rank)) is row
-            per_segment.setdefault(segment, {}).setdefault(rank, [0.0, 0.0])[0 if in_closing else 1] += \
-                row["spent_us"] * 1e-6
-
-    critical_s = 0.0
-    largest_s = 0.0
-    for segment, ranks in sorted(per_segment.items()):
-        largest_s += max(c + o for c, o in ranks.values())
-        others = max(o for _, o in ranks.values())
-        delayed_closing = {rank: c for rank, (c, _) in ranks.items() if c > 0.0}
-        if not delayed_closing:
-            critical_s += others
-            continue
-        arrivals = {}
-        for rank in logs:
-            row = closing.get((segment, rank))
-            if row is None or row["entered_s"] is None:
-                raise TruthUnavailable(
-                    f"no arrival of rank {rank} at segment {segment}'s closing collective in the injector logs: "
-                    f"run with {' '.join(f'{k}={v}' for k, v in TRACE_SETTINGS.items())}")
-            arrivals[rank] = row["entered_s"]
-        names = {closing[(segment, rank)]["call"] for rank in logs}
-        if len(names) != 1:
-            raise TruthUnavailable(f"segment {segment}: the ranks' last collectives differ: {sorted(names)}")
-        latest = max(arrivals.values())
-        delayed = max(arrivals[rank] + delayed_closing.get(rank, 0.0) for rank in arrivals)
-        critical_s += max(0.0, delayed - latest) + others
-    return critical_s, largest_s
 
 
 def machine_path(h5):
@@ -207,9 +83,3 @@ def machine_path(h5):
         low_s += low
         high_s += max(low, sum(queued[r] + inside[r] for r in logs))
     return low_s, high_s
-
-
-def injected_percent(h5):
-    """The injected critical path in % of the run time."""
-    critical_s, _ = critical_path(h5)
-    return 100.0 * critical_s / float(h5.attrs["run_time_s"])

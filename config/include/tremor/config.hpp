@@ -121,6 +121,17 @@ std::string_view to_string(ReportFormat format);
 // (kToolEnvironment).
 std::vector<std::string> unknown_name_messages(std::span<const std::string> names,
                                                std::span<const std::string_view> also_known);
+// The names a TREMOR_CONFIG file sets, sorted, each once; none when the
+// variable is unset or the file cannot be read (load_config says why).
+std::vector<std::string> config_file_names(const EnvLookup& lookup);
+// The names of a TREMOR_CONFIG file that no setting reads, one message each:
+// a typo as unknown_name_messages says it, with the closest setting of the
+// table ("TREMOR_CONFIG file: TREMOR_DETAIL_RANK is not a Tremor setting
+// (ignored); did you mean TREMOR_DETAIL_RANKS?"); a name read from the
+// environment only (`environment_only`, e.g. the injector's table, and the
+// tools' names) says so.
+std::vector<std::string> config_file_name_messages(std::span<const std::string> names,
+                                                   std::span<const std::string_view> environment_only);
 // Environment names read by the scripts and tools rather than the settings
 // table (TREMOR_CONFIG names a settings file); prefixes end in '_'.
 inline constexpr std::array<std::string_view, 7> kToolEnvironment{

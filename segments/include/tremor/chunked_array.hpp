@@ -59,11 +59,6 @@ class ChunkedArray {
   std::size_t memory_bytes() const noexcept {
     return chunks_.capacity() * sizeof(chunks_[0]) + chunks_.size() * kChunk * sizeof(T);
   }
-  std::vector<T> to_vector() const {
-    std::vector<T> out(size_);
-    for (std::size_t i = 0; i < size_; ++i) out[i] = (*this)[i];
-    return out;
-  }
 
  private:
   // Out of line: the common case above stays a compare.

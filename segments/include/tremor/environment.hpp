@@ -7,7 +7,7 @@
 // as name/value strings; a fact that cannot be read holds "unknown: <reason>".
 // Node facts come from one rank per node, process facts from every rank. The
 // finalize gather and crash recovery both turn the per-rank collections into
-// one RunEnvironment with assemble_environment().
+// one RunEnvironment with assemble_environment() (environment_assembly.hpp).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -18,8 +18,6 @@
 #include <vector>
 
 namespace tremor {
-
-struct RankInfo;  // run_data.hpp, which holds a RunEnvironment
 
 // A fact that could not be read: "unknown: <reason>".
 std::string unknown_fact(std::string_view reason);
@@ -106,11 +104,6 @@ struct RunEnvironment {
   std::vector<RankDifference> differences;
   bool recorded() const { return !nodes.empty(); }
 };
-
-// Node and rank tables from every rank's collection (per_rank[r] of rank r;
-// ranks from assign_nodes). Facts a node's ranks did not send are unknown.
-RunEnvironment assemble_environment(const std::vector<RankInfo>& ranks,
-                                    const std::vector<ProcessEnvironment>& per_rank);
 
 // "0-3,8,10-11" -> {0,1,2,3,8,10,11}; false on anything else (empty text too).
 bool parse_cpu_list(std::string_view text, std::vector<int>& cpus);

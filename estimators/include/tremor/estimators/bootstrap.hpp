@@ -36,15 +36,6 @@ MaximaBootstrap bootstrap_sample_maximum(std::span<const double> maxima, std::si
 MaximaBootstrap bootstrap_sample_maximum_replay(std::span<const double> maxima,
                                                 std::span<const std::size_t> index_matrix, double ci);
 
-/// E[max of m draws with replacement from the sample]:
-/// Σ_j y(j)·[(j/K)^m − ((j−1)/K)^m] over the ascending sample. Requires a sorted span.
-double empirical_expected_maximum(std::span<const double> sorted_sample, double m);
-
-/// Var[max of m draws with replacement from the sample], same weights as
-/// empirical_expected_maximum: the spread of one future maximum at scale m
-/// (not of its estimate). Requires a sorted span; NaN when empty.
-double empirical_maximum_variance(std::span<const double> sorted_sample, double m);
-
 struct ScalePrediction {
   double factor = 1.0;         ///< scale factor m (process count multiplier)
   double point = 0.0;          ///< estimate on the original sample

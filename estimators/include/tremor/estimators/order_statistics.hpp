@@ -31,4 +31,13 @@ struct PercentileSummary {
 /// Sorts `replicas` in place and applies percentile_ci_indices. Requires a non-empty input.
 PercentileSummary summarize_replicas(std::vector<double>& replicas, double ci);
 
+/// E[max of m draws with replacement from the sample]:
+/// Σ_j y(j)·[(j/K)^m − ((j−1)/K)^m] over the ascending sample. Requires a sorted span.
+double empirical_expected_maximum(std::span<const double> sorted_sample, double m);
+
+/// Var[max of m draws with replacement from the sample], same weights as
+/// empirical_expected_maximum: the spread of one future maximum at scale m
+/// (not of its estimate). Requires a sorted span; NaN when empty.
+double empirical_maximum_variance(std::span<const double> sorted_sample, double m);
+
 }  // namespace tremor::estimators
