@@ -234,34 +234,50 @@ bool write_diagnosis(RunFileAppender& out, const Diagnosis& diagnosis) {
          out.write(speed, "speed", map.speed);
 }
 
+// The run-wide figures and parameters: attributes of /analysis, one
+// description like a table's columns, for the one row that is the run.
+bool write_run_attributes(RunFileAppender& out, const RunAnalysis& analysis) {
+  constexpr std::string_view path = "/analysis";
+  using A = const RunAnalysis&;
+  const std::initializer_list<Column<RunAnalysis>> attributes = {
+      {.name = "report_schema_version", .integer = [](A) -> std::int64_t { return kReportSchemaVersion; }},
+      {.name = "estimate_possible", .integer = [](A a) -> std::int64_t { return a.estimate_possible ? 1 : 0; }},
+      {.name = "no_estimate_reason", .text = [](A a) { return a.no_estimate_reason; }},
+      {.name = "interference_percent", .real = [](A a) { return a.interference_percent; }},
+      {.name = "method", .text = [](A a) { return a.parameters.method; }},
+      {.name = "lost_percent", .real = [](A a) { return a.primary.lost_percent; }},
+      {.name = "lost_percent_low", .real = [](A a) { return a.primary.lost_percent_low; }},
+      {.name = "lost_percent_high", .real = [](A a) { return a.primary.lost_percent_high; }},
+      {.name = "intrinsic_run_time_s", .real = [](A a) { return a.primary.intrinsic_run_time_s; }},
+      {.name = "paper_mad4_percent", .real = [](A a) { return a.paper_mad4_percent; }},
+      {.name = "continuous_interference_percent", .real = [](A a) { return a.continuous_interference_percent; }},
+      {.name = "class",
+       .text =
+           [](A a) { return a.estimate_possible ? std::string(estimators::to_string(a.interference_class)) : "none"; }},
+      {.name = "probability_high", .real = [](A a) { return a.probability_high; }},
+      {.name = "signature_fallback", .integer = [](A a) -> std::int64_t { return a.signature_fallback ? 1 : 0; }},
+      // The seed is unsigned 64-bit: stored as text so no value is lost.
+      {.name = "seed", .text = [](A a) { return std::to_string(a.parameters.seed); }},
+      {.name = "mad_factor", .real = [](A a) { return a.parameters.mad_factor; }},
+      {.name = "cluster_threshold", .real = [](A a) { return a.parameters.cluster_threshold; }},
+      {.name = "min_group", .integer = [](A a) -> std::int64_t { return a.parameters.min_group; }},
+      {.name = "replicas", .integer = [](A a) -> std::int64_t { return a.parameters.replicas; }},
+      {.name = "ci", .real = [](A a) { return a.parameters.ci; }}};
+  for (const Column<RunAnalysis>& attribute : attributes) {
+    const bool written = attribute.integer ? out.set_integer(path, attribute.name, attribute.integer(analysis))
+                         : attribute.real  ? out.set_number(path, attribute.name, attribute.real(analysis))
+                                           : out.set_text(path, attribute.name, attribute.text(analysis));
+    if (!written) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool write_analysis(RunFileAppender& out, const RunAnalysis& analysis, const nlohmann::json& report) {
-  const AnalysisParameters& p = analysis.parameters;
-  const bool ok = analysis.estimate_possible;
   return write_segments(out, analysis) && write_groups(out, analysis) && write_predictions(out, analysis) &&
          write_diagnosis(out, analysis.diagnosis) && write_warnings(out, analysis) &&
-         out.set_integer("/analysis", "report_schema_version", kReportSchemaVersion) &&
-         out.set_integer("/analysis", "estimate_possible", ok ? 1 : 0) &&
-         out.set_text("/analysis", "no_estimate_reason", analysis.no_estimate_reason) &&
-         out.set_number("/analysis", "interference_percent", analysis.interference_percent) &&
-         out.set_text("/analysis", "method", p.method) &&
-         out.set_number("/analysis", "lost_percent", analysis.primary.lost_percent) &&
-         out.set_number("/analysis", "lost_percent_low", analysis.primary.lost_percent_low) &&
-         out.set_number("/analysis", "lost_percent_high", analysis.primary.lost_percent_high) &&
-         out.set_number("/analysis", "intrinsic_run_time_s", analysis.primary.intrinsic_run_time_s) &&
-         out.set_number("/analysis", "paper_mad4_percent", analysis.paper_mad4_percent) &&
-         out.set_number("/analysis", "continuous_interference_percent", analysis.continuous_interference_percent) &&
-         out.set_text("/analysis", "class", ok ? estimators::to_string(analysis.interference_class) : "none") &&
-         out.set_number("/analysis", "probability_high", analysis.probability_high) &&
-         out.set_integer("/analysis", "signature_fallback", analysis.signature_fallback ? 1 : 0) &&
-         // The seed is unsigned 64-bit: stored as text so no value is lost.
-         out.set_text("/analysis", "seed", std::to_string(p.seed)) &&
-         out.set_number("/analysis", "mad_factor", p.mad_factor) &&
-         out.set_number("/analysis", "cluster_threshold", p.cluster_threshold) &&
-         out.set_integer("/analysis", "min_group", p.min_group) &&
-         out.set_integer("/analysis", "replicas", p.replicas) && out.set_number("/analysis", "ci", p.ci) &&
-         out.write_text("/analysis", "report_json", json_text(report));
+         write_run_attributes(out, analysis) && out.write_text("/analysis", "report_json", json_text(report));
 }
 
 }  // namespace tremor::analysis
