@@ -31,7 +31,6 @@
 #include "option_values.hpp"
 #include "tremor/analysis/report.hpp"
 #include "tremor/config.hpp"
-#include "tremor/json_text.hpp"
 #include "tremor/program_merge.hpp"
 #include "tremor/run_file.hpp"
 #include "tremor/spill.hpp"
@@ -44,8 +43,9 @@ struct AnalyzeCommandOptions {
   bool recover = false;
   std::string output_dir;
   analysis::ParameterOverrides overrides;
-  bool json = false;
-  bool full = false;  // --full: every table of the text report
+  bool json = false;            // --json: --format json
+  std::string format = "text";  // --format: report formats, comma-separated
+  bool full = false;            // --full: every table of the text report
   bool check_only = false;
   std::string fail_on;
   unsigned read_timeout_s = 0;  // 0: 60 s + 1 s per MiB of file
@@ -155,19 +155,18 @@ void analyze_in_child(const AnalyzeCommandOptions& options, int read_done) {
       analysis::parameters_from_stored_configuration(run->meta.configuration, options.overrides, &messages);
   for (const std::string& message : messages) std::cerr << "tremor: note: " << message << '\n';
   const analysis::RunAnalysis result = analysis::analyze_run(*run, parameters);
-  const nlohmann::json report = analysis::report_json(*run, result, shown_path);
+  const auto chosen = analysis::choose_formats(analysis::report_formatters(), options.json ? "json" : options.format);
+  const bool text = std::ranges::any_of(chosen.formatters, [](const auto* f) { return f->name == "text"; });
+  const analysis::ReportInput input{*run, result, shown_path, text ? report_detail(options) : ReportDetail{},
+                                    analysis::report_json(*run, result, shown_path)};
   if (run->meta.partial && !shown_path.empty()) {  // the recovered file gets its /analysis too
     std::optional<RunFileAppender> appender = RunFileAppender::open(shown_path, error);
-    if (!appender || !analysis::write_analysis(*appender, result, report) || !appender->close()) {
+    if (!appender || !analysis::write_analysis(*appender, result, input.json) || !appender->close()) {
       std::cerr << "tremor: warning: cannot add /analysis to " << shown_path << ": "
                 << (appender ? appender->error() : error) << '\n';
     }
   }
-  if (options.json) {
-    std::cout << json_text(report, 2) << '\n';
-  } else {
-    std::cout << analysis::render_text_report(*run, result, shown_path, report_detail(options));
-  }
+  for (const analysis::ReportFormatter* formatter : chosen.formatters) std::cout << formatter->render(input);
   std::cout.flush();
   if (!options.fail_on.empty() && result.estimate_possible) {
     const int limit = options.fail_on == "high" ? 2 : 1;
@@ -259,7 +258,15 @@ void register_analyze(CLI::App& app) {
       "Merge each metric's values into N program-wide bins first, as the paper does with 512 (default: the file's "
       "log codes, within 1/2048)",
       1, 65536);
-  command->add_flag("--json", options->json, "Print the JSON report instead of text");
+  CLI::Option* json =
+      command->add_flag("--json", options->json, "Print the JSON report instead of text (--format json)");
+  command
+      ->add_option("--format", options->format,
+                   "Report formats to print, comma-separated, in order: " +
+                       analysis::format_names(analysis::report_formatters()) + " (default: text)")
+      ->check(
+          [](const std::string& list) { return analysis::choose_formats(analysis::report_formatters(), list).problem; })
+      ->excludes(json);
   command->add_flag("--full", options->full,
                     "Print the full text report: every table (groups, all methods, stragglers) and every warning "
                     "(default: TREMOR_REPORT_DETAIL, else a screenful)");

@@ -1,4 +1,5 @@
-// `tremor compare RUN.h5 RUN.h5 ... [--json] [--html FILE] [--tolerance PCT] [--seed S --replicas N ...]`
+// `tremor compare RUN.h5 RUN.h5 ... [--json | --format text,json,html] [--html FILE] [--tolerance PCT]
+//   [--seed S --replicas N ...]`
 // Reads and analyses each run file (stored configuration, command-line values
 // override it) and compares every run with the first: run table, intrinsic
 // segment time per group, node speed, environment differences, predictions of
@@ -22,7 +23,6 @@
 #include "option_values.hpp"
 #include "output_file.hpp"
 #include "tremor/analysis/compare.hpp"
-#include "tremor/json_text.hpp"
 #include "tremor/run_file.hpp"
 
 namespace tremor::cli {
@@ -31,7 +31,8 @@ namespace {
 struct CompareCommandOptions {
   std::vector<std::string> paths;
   analysis::ParameterOverrides overrides;
-  bool json = false;
+  bool json = false;            // --json: --format json
+  std::string format = "text";  // --format: formats to print, comma-separated
   std::string html_path;
   double tolerance_percent = analysis::kDefaultIntrinsicTolerancePercent;
 };
@@ -65,14 +66,11 @@ void compare_in_child(const CompareCommandOptions& options) {
   analysis::Comparison comparison = analysis::compare_runs(compared, options.tolerance_percent);
   for (std::size_t r = 0; r < comparison.runs.size(); ++r) comparison.runs[r].file = options.paths[r];  // as given
   if (!options.html_path.empty()) {
-    write_output_file(options.html_path, analysis::render_compare_html(comparison), analysis::kCompareHtmlMarker,
-                      inputs);
+    const analysis::CompareFormatter* html = analysis::find_format(analysis::compare_formatters(), "html");
+    write_output_file(options.html_path, html->render(comparison), analysis::kCompareHtmlMarker, inputs);
   }
-  if (options.json) {
-    std::cout << json_text(analysis::compare_json(comparison), 2) << '\n';
-  } else {
-    std::cout << analysis::render_compare_text(comparison);
-  }
+  const auto chosen = analysis::choose_formats(analysis::compare_formatters(), options.json ? "json" : options.format);
+  for (const analysis::CompareFormatter* formatter : chosen.formatters) std::cout << formatter->render(comparison);
   std::cout.flush();
 }
 
@@ -109,7 +107,16 @@ void register_compare(CLI::App& app) {
       "compare", "Compare Tremor run files: intrinsic run time, interference, node speed, environment");
   // Not ->required(): a missing or single file gets this command's own message (a usage error).
   command->add_option("files", options->paths, "Run files (.h5); the first is the reference");
-  command->add_flag("--json", options->json, "Print the comparison as JSON instead of text");
+  CLI::Option* json =
+      command->add_flag("--json", options->json, "Print the comparison as JSON instead of text (--format json)");
+  command
+      ->add_option("--format", options->format,
+                   "Formats to print, comma-separated, in order: " +
+                       analysis::format_names(analysis::compare_formatters()) + " (default: text)")
+      ->check([](const std::string& list) {
+        return analysis::choose_formats(analysis::compare_formatters(), list).problem;
+      })
+      ->excludes(json);
   command
       ->add_option("--html", options->html_path,
                    "Also write a self-contained HTML page to FILE (replaces only a page compare wrote)")

@@ -439,7 +439,7 @@ TEST_CASE("the text, JSON and /analysis forms carry the diagnosis", "[diagnosis]
   REQUIRE(write_run(h5, run, error));
   std::ofstream(json_path).close();
   Config config;
-  config.report = ReportFormat::text;
+  config.report = "text";
   config.bootstrap_replicas = 50;
   std::FILE* text_out = std::tmpfile();
   REQUIRE(text_out);

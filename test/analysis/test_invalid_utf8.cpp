@@ -97,7 +97,7 @@ TEST_CASE("report_run and tremor analyze --json write valid JSON for such a run"
   const fs::path json_path = dir.path() / "run.json";
   std::ofstream(json_path).close();  // the profiler reserves it empty
   Config config;
-  config.report = ReportFormat::both;
+  config.report = "both";
   std::FILE* text_out = std::tmpfile();
   REQUIRE(text_out);
   report_run(run, config, h5, json_path, text_out);

@@ -213,7 +213,7 @@ TEST_CASE("report_run writes /analysis and the reserved JSON, tremor analyze agr
   const fs::path json_path = dir.path() / "run.json";
   std::ofstream(json_path).close();  // the profiler reserves it empty
   Config config;
-  config.report = ReportFormat::both;
+  config.report = "both";
   config.report_detail = ReportDetail::full_report;  // TREMOR_REPORT_DETAIL=full: every table
   std::FILE* text_out = std::tmpfile();
   REQUIRE(text_out);
@@ -285,7 +285,7 @@ TEST_CASE("report_run on a run without estimate writes a valid /analysis", "[rep
   const RunData run = tremor::test::synthetic_run(spec);
   const fs::path h5 = write_file(dir, run);
   Config config;
-  config.report = ReportFormat::text;
+  config.report = "text";
   std::FILE* text_out = std::tmpfile();
   report_run(run, config, h5, std::nullopt, text_out);
   std::rewind(text_out);
@@ -303,7 +303,7 @@ TEST_CASE("report_run reports a missing JSON reservation in one line, never thro
   TempDir dir;
   const RunData run = tremor::test::synthetic_run(medium_spec());
   Config config;
-  config.report = ReportFormat::none;
+  config.report = "none";
   std::FILE* text_out = std::tmpfile();
   report_run(run, config, dir.path() / "absent" / "x.h5", dir.path() / "absent.json", text_out);
   std::rewind(text_out);

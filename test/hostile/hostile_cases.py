@@ -167,6 +167,9 @@ SETTINGS_CASES = [
     ({"TREMOR_SEED": "-1"}, "TREMOR_SEED='-1' must be a non-negative whole number", False),
     ({"TREMOR_SEED": "99999999999999999999999"}, "TREMOR_SEED='99999999999999999999999'", False),
     ({"TREMOR_MIN_GROUP": "99999999999999999999"}, "TREMOR_MIN_GROUP='99999999999999999999' is not a whole", False),
+    # A list naming an unknown format: one line at MPI_Finalize, then the text report.
+    ({"TREMOR_REPORT": "text,htm"}, "TREMOR_REPORT='text,htm' names an unknown format 'htm'", False),
+    ({"TREMOR_REPORT": "TEXT"}, "TREMOR_REPORT='TEXT' must be a comma-separated list of report formats", False),
     ({"TREMOR_INJECT_MEAN_US": "500", "TREMOR_INJECT_RANKS": "99"},
      "TREMOR_INJECT_RANKS='99' names rank 99, but this run has 2 processes (ranks 0-1)", True),
     ({"TREMOR_INJECT_MEAN_US": "500", "TREMOR_INJECT_RANKS": "0-5"},

@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   tremor::RunData run = tremor::test::synthetic_run(spec);
   tremor::Config config;
   config.bootstrap_replicas = 20;  // 200 groups: keep the test's analysis short
-  config.report = tremor::ReportFormat::none;
+  config.report = "none";
   run.meta.configuration = tremor::effective_configuration(config);
   // A command line longer than compare's text lines: its cell must be cut, not widen the table.
   run.meta.command_line = std::string("many_groups_app ") + argv[2] +

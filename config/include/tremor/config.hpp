@@ -18,8 +18,6 @@
 
 namespace tremor {
 
-enum class ReportFormat { text, json, both, none };
-
 // How much the text report says: a screenful (the headline, where / when /
 // what, the prediction, the worst warnings) or every table.
 enum class ReportDetail { short_report, full_report };
@@ -33,7 +31,7 @@ struct Config {
   bool enabled = true;
   std::string output_dir = ".";
   std::string counters;  // empty: the counter layer's default order
-  ReportFormat report = ReportFormat::text;
+  std::string report = "text";  // TREMOR_REPORT: report format names, comma-separated
   ReportDetail report_detail = ReportDetail::short_report;
   std::string log_level = "info";
   double mad_factor = 4.0;
@@ -111,7 +109,6 @@ void parse_config_text(std::string_view text, std::map<std::string, std::string,
 // Every setting with the value in use, in table order.
 std::vector<std::pair<std::string, std::string>> effective_configuration(const Config& config);
 
-std::string_view to_string(ReportFormat format);
 
 // TREMOR_* names that no part of Tremor reads, from `names` (the process's
 // environment): one message each, with the closest known name when it is a

@@ -1,11 +1,13 @@
 // Text, JSON and HTML renderings of a Comparison (compare.hpp). Text and HTML
 // are built from the same tables so they never disagree.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
 #include "tremor/analysis/compare.hpp"
+#include "tremor/json_text.hpp"
 
 namespace tremor::analysis {
 namespace {
@@ -387,5 +389,17 @@ nlohmann::json compare_json(const Comparison& comparison) {
   }
   return out;
 }
+
+namespace {
+std::string render_compare_json(const Comparison& comparison) { return json_text(compare_json(comparison), 2) + "\n"; }
+
+constexpr std::array<CompareFormatter, 3> kCompareFormatters{{
+    {"text", ".txt", render_compare_text},
+    {"json", ".json", render_compare_json},
+    {"html", ".html", render_compare_html},
+}};
+}  // namespace
+
+std::span<const CompareFormatter> compare_formatters() { return kCompareFormatters; }
 
 }  // namespace tremor::analysis

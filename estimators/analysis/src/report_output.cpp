@@ -1,10 +1,7 @@
-// /analysis in the run file, and report_run: the profiler's single call.
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <exception>
+// /analysis in the run file: each table is one description (a list of
+// columns: name, type, accessor), written by one function.
+#include <cstdint>
+#include <initializer_list>
 
 #include "tremor/analysis/report.hpp"
 #include "tremor/json_text.hpp"
@@ -12,214 +9,265 @@
 namespace tremor::analysis {
 namespace {
 
-template <typename T, typename Get>
-std::vector<T> column(const std::vector<GroupResult>& groups, Get get) {
+// One column of a report table: its name and, by the one accessor set, its
+// type (a dataset of int64, double or strings) and how a row gives it.
+template <typename Row>
+struct Column {
+  std::string_view name;
+  std::int64_t (*integer)(const Row&) = nullptr;
+  double (*real)(const Row&) = nullptr;
+  std::string (*text)(const Row&) = nullptr;
+};
+
+template <typename Row, typename T>
+std::vector<T> column_values(const std::vector<Row>& rows, T (*get)(const Row&)) {
   std::vector<T> values;
-  for (const GroupResult& group : groups) {
-    if (group.usable) values.push_back(static_cast<T>(get(group)));
-  }
+  values.reserve(rows.size());
+  for (const Row& row : rows) values.push_back(get(row));
   return values;
 }
 
-bool write_groups(RunFileAppender& out, const RunAnalysis& analysis) {
-  const auto& groups = analysis.groups;
-  constexpr std::string_view path = "/analysis/groups";
-  std::vector<std::int64_t> indices;
-  std::vector<std::string> signatures;
-  std::vector<std::string> chosen;
-  for (std::size_t g = 0; g < groups.size(); ++g) {
-    if (!groups[g].usable) continue;
-    indices.push_back(static_cast<std::int64_t>(g));
-    signatures.push_back(std::to_string(groups[g].signature));
-    chosen.push_back(groups[g].chosen_fit);
+template <typename Row>
+bool write_column(RunFileAppender& out, std::string_view path, const std::vector<Row>& rows,
+                  const Column<Row>& column) {
+  if (column.integer) return out.write(path, column.name, column_values(rows, column.integer));
+  if (column.real) return out.write(path, column.name, column_values(rows, column.real));
+  return out.write(path, column.name, column_values(rows, column.text));
+}
+
+// The table at `path`: one dataset per column, one element per row.
+template <typename Row>
+bool write_table(RunFileAppender& out, std::string_view path, const std::vector<Row>& rows,
+                 std::initializer_list<Column<Row>> columns) {
+  for (const Column<Row>& column : columns) {
+    if (!write_column(out, path, rows, column)) return false;
   }
-  auto real = [&](std::string_view name, auto get) { return out.write(path, name, column<double>(groups, get)); };
-  auto integer = [&](std::string_view name, auto get) {
-    return out.write(path, name, column<std::int64_t>(groups, get));
+  return true;
+}
+
+// A row of a table whose rows are positions in the analysis' vectors.
+template <typename Source>
+struct Position {
+  const Source* source;
+  std::size_t at;
+};
+
+template <typename Source>
+std::vector<Position<Source>> positions(const Source& source, std::size_t count) {
+  std::vector<Position<Source>> rows;
+  for (std::size_t at = 0; at < count; ++at) rows.push_back({&source, at});
+  return rows;
+}
+
+// Per-segment columns: the analysis' own vectors, written whole (those a run
+// without an estimate never filled stay empty), so not a row description.
+// The charges in single precision (7 digits): the largest part of a long
+// run's file, and read only by the plots.
+bool write_segments(RunFileAppender& out, const RunAnalysis& analysis) {
+  constexpr std::string_view path = "/analysis/segments";
+  const std::vector<std::int64_t> group(analysis.segment_group.begin(), analysis.segment_group.end());
+  std::vector<std::int64_t> segment_class;
+  for (const SegmentClass c : analysis.segment_class) segment_class.push_back(static_cast<std::int64_t>(c));
+  const auto single = [](const std::vector<double>& values) {
+    return std::vector<float>(values.begin(), values.end());
   };
-  return out.write(path, "index", indices) && out.write(path, "signature", signatures) &&
-         integer("segments", [](const GroupResult& g) { return g.members.size(); }) &&
-         real("median_s", [](const GroupResult& g) { return g.median_s; }) &&
-         real("mad_s", [](const GroupResult& g) { return g.mad_s; }) &&
-         real("threshold_s", [](const GroupResult& g) { return g.threshold_s; }) &&
-         integer("interfered", [](const GroupResult& g) { return g.interfered; }) &&
-         real("impact_s", [](const GroupResult& g) { return g.impact_s; }) &&
-         real("continuous_impact_s", [](const GroupResult& g) { return g.continuous_impact_s; }) &&
-         real("intrinsic_s", [](const GroupResult& g) { return g.intrinsic_s; }) &&
-         real("lost_s", [](const GroupResult& g) { return g.lost_s; }) &&
-         integer("pwm_usable", [](const GroupResult& g) { return g.pwm.usable ? 1 : 0; }) &&
-         real("pwm_loc", [](const GroupResult& g) { return g.pwm.loc; }) &&
-         real("pwm_scale", [](const GroupResult& g) { return g.pwm.scale; }) &&
-         real("pwm_k", [](const GroupResult& g) { return g.pwm.k; }) &&
-         integer("mom_usable", [](const GroupResult& g) { return g.mom.usable ? 1 : 0; }) &&
-         real("mom_loc", [](const GroupResult& g) { return g.mom.loc; }) &&
-         real("mom_scale", [](const GroupResult& g) { return g.mom.scale; }) &&
-         real("mom_k", [](const GroupResult& g) { return g.mom.k; }) &&
-         integer("fits_disagree", [](const GroupResult& g) { return g.fits_disagree ? 1 : 0; }) &&
-         out.write(path, "chosen_fit", chosen);
+  return out.write(path, "group", group) && out.write(path, "class", segment_class) &&
+         out.write(path, "impact_s", std::span<const float>(single(analysis.segment_impact_s))) &&
+         out.write(path, "lost_s", std::span<const float>(single(analysis.primary.segment_lost_s))) &&
+         out.write(path, "mad4_impact_s", std::span<const float>(single(analysis.segment_mad4_impact_s)));
+}
+
+struct GroupRow {
+  std::size_t index;
+  const GroupResult* group;
+};
+bool write_groups(RunFileAppender& out, const RunAnalysis& analysis) {
+  std::vector<GroupRow> rows;
+  for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
+    if (analysis.groups[g].usable) rows.push_back({g, &analysis.groups[g]});
+  }
+  using R = const GroupRow&;
+  return write_table<GroupRow>(
+      out, "/analysis/groups", rows,
+      {{.name = "index", .integer = [](R r) { return static_cast<std::int64_t>(r.index); }},
+       {.name = "signature", .text = [](R r) { return std::to_string(r.group->signature); }},
+       {.name = "segments", .integer = [](R r) { return static_cast<std::int64_t>(r.group->members.size()); }},
+       {.name = "median_s", .real = [](R r) { return r.group->median_s; }},
+       {.name = "mad_s", .real = [](R r) { return r.group->mad_s; }},
+       {.name = "threshold_s", .real = [](R r) { return r.group->threshold_s; }},
+       {.name = "interfered", .integer = [](R r) { return static_cast<std::int64_t>(r.group->interfered); }},
+       {.name = "impact_s", .real = [](R r) { return r.group->impact_s; }},
+       {.name = "continuous_impact_s", .real = [](R r) { return r.group->continuous_impact_s; }},
+       {.name = "intrinsic_s", .real = [](R r) { return r.group->intrinsic_s; }},
+       {.name = "lost_s", .real = [](R r) { return r.group->lost_s; }},
+       {.name = "pwm_usable", .integer = [](R r) -> std::int64_t { return r.group->pwm.usable ? 1 : 0; }},
+       {.name = "pwm_loc", .real = [](R r) { return r.group->pwm.loc; }},
+       {.name = "pwm_scale", .real = [](R r) { return r.group->pwm.scale; }},
+       {.name = "pwm_k", .real = [](R r) { return r.group->pwm.k; }},
+       {.name = "mom_usable", .integer = [](R r) -> std::int64_t { return r.group->mom.usable ? 1 : 0; }},
+       {.name = "mom_loc", .real = [](R r) { return r.group->mom.loc; }},
+       {.name = "mom_scale", .real = [](R r) { return r.group->mom.scale; }},
+       {.name = "mom_k", .real = [](R r) { return r.group->mom.k; }},
+       {.name = "fits_disagree", .integer = [](R r) -> std::int64_t { return r.group->fits_disagree ? 1 : 0; }},
+       {.name = "chosen_fit", .text = [](R r) { return r.group->chosen_fit; }}});
 }
 
 bool write_predictions(RunFileAppender& out, const RunAnalysis& analysis) {
   constexpr std::string_view path = "/analysis/predictions";
-  std::vector<std::string> method;
-  std::vector<double> factor, processes, median, low, high, pi_low, pi_high, inflation;
-  for (const Prediction& p : analysis.predictions) {
-    method.push_back(p.method);
-    factor.push_back(p.factor);
-    processes.push_back(p.processes);
-    median.push_back(p.median_s);
-    low.push_back(p.ci_low_s);
-    high.push_back(p.ci_high_s);
-    pi_low.push_back(p.pi_low_s);
-    pi_high.push_back(p.pi_high_s);
-    inflation.push_back(p.variance_inflation);
-  }
-  return out.write(path, "method", method) && out.write(path, "factor", factor) &&
-         out.write(path, "processes", processes) && out.write(path, "median_s", median) &&
-         out.write(path, "ci_low_s", low) && out.write(path, "ci_high_s", high) &&
-         out.write(path, "pi_low_s", pi_low) && out.write(path, "pi_high_s", pi_high) &&
-         out.write(path, "variance_inflation", inflation) &&
+  using R = const Prediction&;
+  return write_table<Prediction>(out, path, analysis.predictions,
+                                 {{.name = "method", .text = [](R p) { return p.method; }},
+                                  {.name = "factor", .real = [](R p) { return p.factor; }},
+                                  {.name = "processes", .real = [](R p) { return p.processes; }},
+                                  {.name = "median_s", .real = [](R p) { return p.median_s; }},
+                                  {.name = "ci_low_s", .real = [](R p) { return p.ci_low_s; }},
+                                  {.name = "ci_high_s", .real = [](R p) { return p.ci_high_s; }},
+                                  {.name = "pi_low_s", .real = [](R p) { return p.pi_low_s; }},
+                                  {.name = "pi_high_s", .real = [](R p) { return p.pi_high_s; }},
+                                  {.name = "variance_inflation", .real = [](R p) { return p.variance_inflation; }}}) &&
          out.set_text(path, "headline_method", analysis.prediction_headline.method) &&
          out.set_text(path, "scaling", kPredictionScaling) &&
          out.set_text(path, "headline_reason", analysis.prediction_headline.reason);
 }
 
 // One row per kind of warning (with its case count), one row per case below.
+struct CaseRow {
+  const Warning* warning;
+  const WarningCase* item;
+};
 bool write_warnings(RunFileAppender& out, const RunAnalysis& analysis) {
-  std::vector<std::string> codes, messages, case_codes, subjects, details;
-  std::vector<std::int64_t> counts;
-  std::vector<double> severities;
+  std::vector<CaseRow> cases;
   for (const Warning& warning : analysis.warnings) {
-    codes.push_back(warning.code);
-    messages.push_back(warning.message);
-    counts.push_back(static_cast<std::int64_t>(std::max<std::size_t>(1, warning.cases.size())));
-    for (const WarningCase& item : warning.cases) {
-      case_codes.push_back(warning.code);
-      subjects.push_back(item.subject);
-      details.push_back(item.detail);
-      severities.push_back(item.severity);
-    }
+    for (const WarningCase& item : warning.cases) cases.push_back({&warning, &item});
   }
-  constexpr std::string_view path = "/analysis/warnings";
-  constexpr std::string_view cases = "/analysis/warnings/cases";
-  return out.write(path, "code", codes) && out.write(path, "message", messages) && out.write(path, "count", counts) &&
-         out.write(cases, "code", case_codes) && out.write(cases, "subject", subjects) &&
-         out.write(cases, "detail", details) && out.write(cases, "severity", severities);
+  using W = const Warning&;
+  using C = const CaseRow&;
+  return write_table<Warning>(
+             out, "/analysis/warnings", analysis.warnings,
+             {{.name = "code", .text = [](W w) { return w.code; }},
+              {.name = "message", .text = [](W w) { return w.message; }},
+              {.name = "count",
+               .integer = [](W w) { return static_cast<std::int64_t>(std::max<std::size_t>(1, w.cases.size())); }}}) &&
+         write_table<CaseRow>(out, "/analysis/warnings/cases", cases,
+                              {{.name = "code", .text = [](C c) { return c.warning->code; }},
+                               {.name = "subject", .text = [](C c) { return c.item->subject; }},
+                               {.name = "detail", .text = [](C c) { return c.item->detail; }},
+                               {.name = "severity", .real = [](C c) { return c.item->severity; }}});
 }
 
 bool write_slow(RunFileAppender& out, const Diagnosis& diagnosis) {
-  constexpr std::string_view ranks_path = "/analysis/diagnosis/slow_ranks";
-  std::vector<std::int64_t> rank, node, last;
-  std::vector<std::string> hostname, kind;
-  std::vector<double> lost, share;
-  for (const SlowRank& r : diagnosis.slow_ranks) {
-    rank.push_back(r.rank);
-    node.push_back(r.node_id);
-    hostname.push_back(r.hostname);
-    lost.push_back(r.lost_percent);
-    share.push_back(r.last_share);
-    last.push_back(static_cast<std::int64_t>(r.last_segments));
-    kind.push_back(r.kind);
-  }
-  if (!(out.write(ranks_path, "rank", rank) && out.write(ranks_path, "node", node) &&
-        out.write(ranks_path, "hostname", hostname) && out.write(ranks_path, "lost_percent", lost) &&
-        out.write(ranks_path, "last_share", share) && out.write(ranks_path, "last_segments", last) &&
-        out.write(ranks_path, "kind", kind))) {
-    return false;
-  }
-  constexpr std::string_view nodes_path = "/analysis/diagnosis/slow_nodes";
-  node.clear(), last.clear(), hostname.clear(), kind.clear(), lost.clear(), share.clear();
-  std::vector<std::int64_t> members;
-  for (const SlowNode& n : diagnosis.slow_nodes) {
-    node.push_back(n.node_id);
-    hostname.push_back(n.hostname);
-    members.push_back(static_cast<std::int64_t>(n.ranks));
-    lost.push_back(n.lost_percent);
-    share.push_back(n.last_share);
-    last.push_back(static_cast<std::int64_t>(n.last_segments));
-    kind.push_back(n.kind);
-  }
-  return out.write(nodes_path, "node", node) && out.write(nodes_path, "hostname", hostname) &&
-         out.write(nodes_path, "ranks", members) && out.write(nodes_path, "lost_percent", lost) &&
-         out.write(nodes_path, "last_share", share) && out.write(nodes_path, "last_segments", last) &&
-         out.write(nodes_path, "kind", kind);
+  using R = const SlowRank&;
+  using N = const SlowNode&;
+  return write_table<SlowRank>(
+             out, "/analysis/diagnosis/slow_ranks", diagnosis.slow_ranks,
+             {{.name = "rank", .integer = [](R r) -> std::int64_t { return r.rank; }},
+              {.name = "node", .integer = [](R r) -> std::int64_t { return r.node_id; }},
+              {.name = "hostname", .text = [](R r) { return r.hostname; }},
+              {.name = "lost_percent", .real = [](R r) { return r.lost_percent; }},
+              {.name = "last_share", .real = [](R r) { return r.last_share; }},
+              {.name = "last_segments", .integer = [](R r) { return static_cast<std::int64_t>(r.last_segments); }},
+              {.name = "kind", .text = [](R r) { return r.kind; }}}) &&
+         write_table<SlowNode>(
+             out, "/analysis/diagnosis/slow_nodes", diagnosis.slow_nodes,
+             {{.name = "node", .integer = [](N n) -> std::int64_t { return n.node_id; }},
+              {.name = "hostname", .text = [](N n) { return n.hostname; }},
+              {.name = "ranks", .integer = [](N n) { return static_cast<std::int64_t>(n.ranks); }},
+              {.name = "lost_percent", .real = [](N n) { return n.lost_percent; }},
+              {.name = "last_share", .real = [](N n) { return n.last_share; }},
+              {.name = "last_segments", .integer = [](N n) { return static_cast<std::int64_t>(n.last_segments); }},
+              {.name = "kind", .text = [](N n) { return n.kind; }}});
+}
+
+std::string rank_list(const Episode& episode) {
+  std::string list;
+  for (const std::int32_t rank : episode.ranks) list += (list.empty() ? "" : ",") + std::to_string(rank);
+  return list;
 }
 
 bool write_episodes(RunFileAppender& out, const Diagnosis& diagnosis) {
-  constexpr std::string_view path = "/analysis/diagnosis/episodes";
-  std::vector<double> start, end, start_unix, end_unix, lost;
-  std::vector<std::int64_t> first, last;
-  std::vector<std::string> ranks;
-  for (const Episode& e : diagnosis.episodes) {
-    start.push_back(e.start_s);
-    end.push_back(e.end_s);
-    start_unix.push_back(e.start_unix);
-    end_unix.push_back(e.end_unix);
-    lost.push_back(e.lost_percent);
-    first.push_back(static_cast<std::int64_t>(e.first_segment));
-    last.push_back(static_cast<std::int64_t>(e.last_segment));
-    std::string list;
-    for (const std::int32_t rank : e.ranks) list += (list.empty() ? "" : ",") + std::to_string(rank);
-    ranks.push_back(list);
-  }
-  return out.write(path, "start_s", start) && out.write(path, "end_s", end) &&
-         out.write(path, "start_unix", start_unix) && out.write(path, "end_unix", end_unix) &&
-         out.write(path, "lost_percent", lost) && out.write(path, "first_segment", first) &&
-         out.write(path, "last_segment", last) && out.write(path, "ranks", ranks);
+  using E = const Episode&;
+  return write_table<Episode>(
+      out, "/analysis/diagnosis/episodes", diagnosis.episodes,
+      {{.name = "start_s", .real = [](E e) { return e.start_s; }},
+       {.name = "end_s", .real = [](E e) { return e.end_s; }},
+       {.name = "start_unix", .real = [](E e) { return e.start_unix; }},
+       {.name = "end_unix", .real = [](E e) { return e.end_unix; }},
+       {.name = "lost_percent", .real = [](E e) { return e.lost_percent; }},
+       {.name = "first_segment", .integer = [](E e) { return static_cast<std::int64_t>(e.first_segment); }},
+       {.name = "last_segment", .integer = [](E e) { return static_cast<std::int64_t>(e.last_segment); }},
+       {.name = "ranks", .text = rank_list}});
 }
 
-// Every rank's figures, the component splits and the speed map.
+using RankRow = Position<Diagnosis>;
+struct ComponentRow {
+  std::string name;
+  double run_percent;
+  double lost_percent;
+};
+
+// Every rank's figures, the component splits and the speed map (a matrix, not a table).
 bool write_diagnosis(RunFileAppender& out, const Diagnosis& diagnosis) {
   constexpr std::string_view root = "/analysis/diagnosis";
   if (!out.set_integer(root, "available", diagnosis.available ? 1 : 0)) return false;
   if (!diagnosis.available) return true;
-  std::vector<std::int64_t> ranks(diagnosis.rank_last_share.size());
-  for (std::size_t p = 0; p < ranks.size(); ++p) ranks[p] = static_cast<std::int64_t>(p);
-  constexpr std::string_view all = "/analysis/diagnosis/ranks";
+  using R = const RankRow&;
+  using C = const ComponentRow&;
   const ComponentShares& run = diagnosis.run_components;
   const ComponentShares& lost = diagnosis.lost_components;
-  constexpr std::string_view components = "/analysis/diagnosis/components";
-  const std::vector<std::string> names = {"compute", "mpi", "io"};
+  const std::vector<ComponentRow> components = {
+      {"compute", run.compute, lost.compute}, {"mpi", run.mpi, lost.mpi}, {"io", run.io, lost.io}};
   const SpeedMap& map = diagnosis.speed;
   constexpr std::string_view speed = "/analysis/diagnosis/speed";
   const std::vector<std::int64_t> rows(map.ranks.begin(), map.ranks.end());
-  return out.write(all, "rank", ranks) && out.write(all, "last_share", diagnosis.rank_last_share) &&
-         out.write(all, "lost_percent", diagnosis.rank_lost_percent) &&
-         out.write(all, "time_ratio", diagnosis.rank_time_ratio) &&
-         out.write(all, "work_ratio", diagnosis.rank_work_ratio) && write_slow(out, diagnosis) &&
-         write_episodes(out, diagnosis) && out.write(components, "name", names) &&
-         out.write(components, "run_percent", std::vector<double>{run.compute, run.mpi, run.io}) &&
-         out.write(components, "lost_percent", std::vector<double>{lost.compute, lost.mpi, lost.io}) &&
+  return write_table<RankRow>(out, "/analysis/diagnosis/ranks", positions(diagnosis, diagnosis.rank_last_share.size()),
+                              {{.name = "rank", .integer = [](R r) { return static_cast<std::int64_t>(r.at); }},
+                               {.name = "last_share", .real = [](R r) { return r.source->rank_last_share[r.at]; }},
+                               {.name = "lost_percent", .real = [](R r) { return r.source->rank_lost_percent[r.at]; }},
+                               {.name = "time_ratio", .real = [](R r) { return r.source->rank_time_ratio[r.at]; }},
+                               {.name = "work_ratio", .real = [](R r) { return r.source->rank_work_ratio[r.at]; }}}) &&
+         write_slow(out, diagnosis) && write_episodes(out, diagnosis) &&
+         write_table<ComponentRow>(out, "/analysis/diagnosis/components", components,
+                                   {{.name = "name", .text = [](C c) { return c.name; }},
+                                    {.name = "run_percent", .real = [](C c) { return c.run_percent; }},
+                                    {.name = "lost_percent", .real = [](C c) { return c.lost_percent; }}}) &&
          out.write(speed, "ranks", rows) && out.write(speed, "edges_s", map.edges_s) &&
          out.write(speed, "speed", map.speed);
 }
 
-bool write_all(std::FILE* stream, const std::string& text) {
-  return std::fwrite(text.data(), 1, text.size(), stream) == text.size();
-}
-
-// The JSON file was reserved empty (O_EXCL) by the profiler: open it without
-// O_CREAT so a vanished reservation is an error, never a new file elsewhere.
-bool write_reserved_file(const std::filesystem::path& path, const std::string& text, std::string& error) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) {
-    error = path.string() + ": " + std::strerror(errno);
-    return false;
-  }
-  std::size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      error = path.string() + ": " + std::strerror(errno);
-      ::close(fd);
-      return false;
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  if (::close(fd) != 0) {
-    error = path.string() + ": " + std::strerror(errno);
-    return false;
+// The run-wide figures and parameters: attributes of /analysis, one
+// description like a table's columns, for the one row that is the run.
+bool write_run_attributes(RunFileAppender& out, const RunAnalysis& analysis) {
+  constexpr std::string_view path = "/analysis";
+  using A = const RunAnalysis&;
+  const std::initializer_list<Column<RunAnalysis>> attributes = {
+      {.name = "report_schema_version", .integer = [](A) -> std::int64_t { return kReportSchemaVersion; }},
+      {.name = "estimate_possible", .integer = [](A a) -> std::int64_t { return a.estimate_possible ? 1 : 0; }},
+      {.name = "no_estimate_reason", .text = [](A a) { return a.no_estimate_reason; }},
+      {.name = "interference_percent", .real = [](A a) { return a.interference_percent; }},
+      {.name = "method", .text = [](A a) { return a.parameters.method; }},
+      {.name = "lost_percent", .real = [](A a) { return a.primary.lost_percent; }},
+      {.name = "lost_percent_low", .real = [](A a) { return a.primary.lost_percent_low; }},
+      {.name = "lost_percent_high", .real = [](A a) { return a.primary.lost_percent_high; }},
+      {.name = "intrinsic_run_time_s", .real = [](A a) { return a.primary.intrinsic_run_time_s; }},
+      {.name = "paper_mad4_percent", .real = [](A a) { return a.paper_mad4_percent; }},
+      {.name = "continuous_interference_percent", .real = [](A a) { return a.continuous_interference_percent; }},
+      {.name = "class",
+       .text =
+           [](A a) { return a.estimate_possible ? std::string(estimators::to_string(a.interference_class)) : "none"; }},
+      {.name = "probability_high", .real = [](A a) { return a.probability_high; }},
+      {.name = "signature_fallback", .integer = [](A a) -> std::int64_t { return a.signature_fallback ? 1 : 0; }},
+      // The seed is unsigned 64-bit: stored as text so no value is lost.
+      {.name = "seed", .text = [](A a) { return std::to_string(a.parameters.seed); }},
+      {.name = "mad_factor", .real = [](A a) { return a.parameters.mad_factor; }},
+      {.name = "cluster_threshold", .real = [](A a) { return a.parameters.cluster_threshold; }},
+      {.name = "min_group", .integer = [](A a) -> std::int64_t { return a.parameters.min_group; }},
+      {.name = "replicas", .integer = [](A a) -> std::int64_t { return a.parameters.replicas; }},
+      {.name = "ci", .real = [](A a) { return a.parameters.ci; }}};
+  for (const Column<RunAnalysis>& attribute : attributes) {
+    const bool written = attribute.integer ? out.set_integer(path, attribute.name, attribute.integer(analysis))
+                         : attribute.real  ? out.set_number(path, attribute.name, attribute.real(analysis))
+                                           : out.set_text(path, attribute.name, attribute.text(analysis));
+    if (!written) return false;
   }
   return true;
 }
@@ -227,75 +275,9 @@ bool write_reserved_file(const std::filesystem::path& path, const std::string& t
 }  // namespace
 
 bool write_analysis(RunFileAppender& out, const RunAnalysis& analysis, const nlohmann::json& report) {
-  std::vector<std::int64_t> group(analysis.segment_group.begin(), analysis.segment_group.end());
-  std::vector<std::int64_t> segment_class;
-  segment_class.reserve(analysis.segment_class.size());
-  for (const SegmentClass c : analysis.segment_class) segment_class.push_back(static_cast<std::int64_t>(c));
-  // Per-segment charges in single precision (7 digits): the largest part of a
-  // long run's file, and read only by the plots.
-  auto single = [](const std::vector<double>& values) { return std::vector<float>(values.begin(), values.end()); };
-  const AnalysisParameters& p = analysis.parameters;
-  const bool ok = analysis.estimate_possible;
-  return out.write("/analysis/segments", "group", group) && out.write("/analysis/segments", "class", segment_class) &&
-         out.write("/analysis/segments", "impact_s", std::span<const float>(single(analysis.segment_impact_s))) &&
-         out.write("/analysis/segments", "lost_s", std::span<const float>(single(analysis.primary.segment_lost_s))) &&
-         out.write("/analysis/segments", "mad4_impact_s", std::span<const float>(single(analysis.segment_mad4_impact_s))) &&
-         write_groups(out, analysis) && write_predictions(out, analysis) && write_diagnosis(out, analysis.diagnosis) &&
-         write_warnings(out, analysis) && out.set_integer("/analysis", "report_schema_version", kReportSchemaVersion) &&
-         out.set_integer("/analysis", "estimate_possible", ok ? 1 : 0) &&
-         out.set_text("/analysis", "no_estimate_reason", analysis.no_estimate_reason) &&
-         out.set_number("/analysis", "interference_percent", analysis.interference_percent) &&
-         out.set_text("/analysis", "method", p.method) &&
-         out.set_number("/analysis", "lost_percent", analysis.primary.lost_percent) &&
-         out.set_number("/analysis", "lost_percent_low", analysis.primary.lost_percent_low) &&
-         out.set_number("/analysis", "lost_percent_high", analysis.primary.lost_percent_high) &&
-         out.set_number("/analysis", "intrinsic_run_time_s", analysis.primary.intrinsic_run_time_s) &&
-         out.set_number("/analysis", "paper_mad4_percent", analysis.paper_mad4_percent) &&
-         out.set_number("/analysis", "continuous_interference_percent", analysis.continuous_interference_percent) &&
-         out.set_text("/analysis", "class", ok ? estimators::to_string(analysis.interference_class) : "none") &&
-         out.set_number("/analysis", "probability_high", analysis.probability_high) &&
-         out.set_integer("/analysis", "signature_fallback", analysis.signature_fallback ? 1 : 0) &&
-         // The seed is unsigned 64-bit: stored as text so no value is lost.
-         out.set_text("/analysis", "seed", std::to_string(p.seed)) &&
-         out.set_number("/analysis", "mad_factor", p.mad_factor) &&
-         out.set_number("/analysis", "cluster_threshold", p.cluster_threshold) &&
-         out.set_integer("/analysis", "min_group", p.min_group) &&
-         out.set_integer("/analysis", "replicas", p.replicas) && out.set_number("/analysis", "ci", p.ci) &&
-         out.write_text("/analysis", "report_json", json_text(report));
-}
-
-void report_run(const RunData& run, const Config& config, const std::optional<std::filesystem::path>& h5,
-                const std::optional<std::filesystem::path>& json_path, std::FILE* text_out) noexcept {
-  std::FILE* stream = text_out ? text_out : stderr;
-  try {
-    const RunAnalysis analysis = analyze_run(run, parameters_from_config(config));
-    const std::string output_file = h5 ? h5->string() : "";
-    const nlohmann::json report = report_json(run, analysis, output_file);
-    if (h5) {
-      std::string error;
-      std::optional<RunFileAppender> appender = RunFileAppender::open(*h5, error);
-      if (!appender) {
-        std::fprintf(stream, "[tremor] cannot add /analysis to %s: %s\n", h5->c_str(), error.c_str());
-      } else if (!write_analysis(*appender, analysis, report) || !appender->close()) {
-        std::fprintf(stream, "[tremor] cannot add /analysis to %s: %s\n", h5->c_str(), appender->error().c_str());
-      }
-    }
-    if (json_path) {
-      std::string error;
-      if (!write_reserved_file(*json_path, json_text(report, 2) + "\n", error)) {
-        std::fprintf(stream, "[tremor] cannot write the JSON report: %s\n", error.c_str());
-      }
-    }
-    const bool text = config.report == ReportFormat::text || config.report == ReportFormat::both;
-    const bool json = config.report == ReportFormat::json || config.report == ReportFormat::both;
-    if (text) write_all(stream, render_text_report(run, analysis, output_file, config.report_detail));
-    if (json) write_all(stream, json_text(report, 2) + "\n");
-    std::fflush(stream);
-  } catch (const std::exception& error) {
-    std::fprintf(stream, "[tremor] analysis failed: %s\n", error.what());
-  } catch (...) {
-    std::fprintf(stream, "[tremor] analysis failed: unknown error\n");
-  }
+  return write_segments(out, analysis) && write_groups(out, analysis) && write_predictions(out, analysis) &&
+         write_diagnosis(out, analysis.diagnosis) && write_warnings(out, analysis) &&
+         write_run_attributes(out, analysis) && out.write_text("/analysis", "report_json", json_text(report));
 }
 
 }  // namespace tremor::analysis

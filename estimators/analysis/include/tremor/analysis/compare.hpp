@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tremor/analysis/formatters.hpp"
+
 #include "tremor/analysis/analysis.hpp"
 #include "tremor/run_data.hpp"
 
@@ -147,5 +149,10 @@ inline constexpr std::string_view kCompareHtmlMarker = "<meta name=\"generator\"
 nlohmann::json compare_json(const Comparison& comparison);
 std::string render_compare_text(const Comparison& comparison);
 std::string render_compare_html(const Comparison& comparison);
+
+// The comparison's registry of formatters (text first: the default): text,
+// json and html; `tremor compare --format` names its entries.
+using CompareFormatter = Formatter<Comparison>;
+std::span<const CompareFormatter> compare_formatters();
 
 }  // namespace tremor::analysis

@@ -5,12 +5,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "tremor/analysis/analysis.hpp"
+#include "tremor/analysis/formatters.hpp"
 #include "tremor/config.hpp"
 #include "tremor/run_data.hpp"
 #include "tremor/run_file.hpp"
@@ -51,10 +53,25 @@ std::string interval_text(double low_percent, double high_percent, int* decimals
 // parameters and the JSON text). False with appender.error() on failure.
 bool write_analysis(RunFileAppender& appender, const RunAnalysis& analysis, const nlohmann::json& report);
 
+// What a run report's formatter renders: the run, its analysis and its JSON
+// form (built once: the run file and the JSON file carry it too).
+struct ReportInput {
+  const RunData& run;
+  const RunAnalysis& analysis;
+  const std::string& output_file;  // the run file ("" when none was saved)
+  ReportDetail detail;             // of the text form
+  nlohmann::json json;             // report_json(run, analysis, output_file)
+};
+using ReportFormatter = Formatter<ReportInput>;
+
+// The run report's registry (text first: the default); TREMOR_REPORT and
+// `tremor analyze --format` name its entries.
+std::span<const ReportFormatter> report_formatters();
+
 // Analyses `run`, appends /analysis to `h5` (if given), writes the JSON report
 // to `json_path` (if given; the file must already exist, reserved empty) and
-// prints text / JSON / both / nothing on `text_out` per config.report
-// (stderr when text_out is null). Never throws: a failure prints one line.
+// prints on `text_out` (stderr when null) each form config.report lists (an
+// unknown name: one line, then the default). Never throws: a failure prints one line.
 void report_run(const RunData& run, const Config& config, const std::optional<std::filesystem::path>& h5,
                 const std::optional<std::filesystem::path>& json_path, std::FILE* text_out) noexcept;
 
