@@ -140,8 +140,10 @@ LostInterval lost_interval(std::span<const std::span<const double>> groups, std:
   std::normal_distribution<double> unit(0.0, 1.0);
   const auto replicas = static_cast<std::size_t>(options.replicas);
   const int threads = analysis_threads(options.threads);
-  const std::size_t batch = std::clamp<std::size_t>(kDrawBatchBytes / (starts_per_replica * sizeof(std::uint32_t) + 1),
-                                                    static_cast<std::size_t>(threads), replicas);
+  // At least one replica per thread, at most all of them.
+  const std::size_t batch =
+      std::clamp<std::size_t>(kDrawBatchBytes / (starts_per_replica * sizeof(std::uint32_t) + 1),
+                              std::min(static_cast<std::size_t>(threads), replicas), replicas);
   std::vector<ReplicaDraws> draws(batch);
   std::vector<double> totals(replicas);
   // Refits the replica from its draws; independent of every other replica.
