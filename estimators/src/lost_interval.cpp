@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "tremor/estimators/order_statistics.hpp"
@@ -81,6 +82,38 @@ struct ReplicaDraws {
 // starts would pass this many bytes (runs of thousands of groups).
 constexpr std::size_t kDrawBatchBytes = std::size_t{16} << 20;
 
+// Every replica's total, by `total` from its draws. Every draw comes from
+// `engine` in this thread, replica by replica, in the serial order (a batch
+// at a time); only the refits run in parallel, each writing its own total.
+std::vector<double> replica_totals(std::size_t replicas, int threads, const std::vector<std::vector<double>>& refit_values,
+                                   const std::vector<std::size_t>& blocks, std::mt19937_64& engine,
+                                   const std::function<double(const ReplicaDraws&)>& total) {
+  const std::size_t group_count = refit_values.size();
+  std::size_t starts_per_replica = 0;
+  for (std::size_t g = 0; g < group_count; ++g)
+    starts_per_replica += refit_values[g].size() / std::max<std::size_t>(1, blocks[g]) + 1;
+  // At least one replica per thread, at most all of them.
+  const std::size_t batch =
+      std::clamp<std::size_t>(kDrawBatchBytes / (starts_per_replica * sizeof(std::uint32_t) + 1),
+                              std::min(static_cast<std::size_t>(threads), replicas), replicas);
+  std::normal_distribution<double> unit(0.0, 1.0);
+  std::vector<ReplicaDraws> draws(batch);
+  std::vector<double> totals(replicas);
+  for (std::size_t first = 0; first < replicas; first += batch) {
+    const std::size_t count = std::min(batch, replicas - first);
+    for (std::size_t r = 0; r < count; ++r) {
+      ReplicaDraws& drawn = draws[r];
+      drawn.starts.resize(group_count);
+      for (std::size_t g = 0; g < group_count; ++g)
+        draw_block_starts(refit_values[g].size(), blocks[g], engine, drawn.starts[g]);
+      drawn.posterior_normal = unit(engine);
+      drawn.measured_normal = unit(engine);
+    }
+    parallel_for(count, threads, [&](std::size_t r) { totals[first + r] = total(draws[r]); });
+  }
+  return totals;
+}
+
 }  // namespace
 
 LostInterval lost_interval(std::span<const std::span<const double>> groups, std::span<const std::span<const double>> work,
@@ -132,20 +165,8 @@ LostInterval lost_interval(std::span<const std::span<const double>> groups, std:
   refit_model.em_tolerance = 1e-6;
   refit_model.outer_iterations = options.refit_outer_iterations;
   std::vector<std::size_t> blocks(group_count);
-  std::size_t starts_per_replica = 0;
-  for (std::size_t g = 0; g < group_count; ++g) {
+  for (std::size_t g = 0; g < group_count; ++g)
     blocks[g] = static_cast<std::size_t>(std::ceil(std::cbrt(static_cast<double>(refit_values[g].size()))));
-    starts_per_replica += refit_values[g].size() / std::max<std::size_t>(1, blocks[g]) + 1;
-  }
-  std::normal_distribution<double> unit(0.0, 1.0);
-  const auto replicas = static_cast<std::size_t>(options.replicas);
-  const int threads = analysis_threads(options.threads);
-  // At least one replica per thread, at most all of them.
-  const std::size_t batch =
-      std::clamp<std::size_t>(kDrawBatchBytes / (starts_per_replica * sizeof(std::uint32_t) + 1),
-                              std::min(static_cast<std::size_t>(threads), replicas), replicas);
-  std::vector<ReplicaDraws> draws(batch);
-  std::vector<double> totals(replicas);
   // Refits the replica from its draws; independent of every other replica.
   const auto replica_total = [&](const ReplicaDraws& drawn) {
     std::vector<std::vector<double>> resampled(group_count);
@@ -175,20 +196,9 @@ LostInterval lost_interval(std::span<const std::span<const double>> groups, std:
     return point + deviation + std::sqrt(posterior_variance) * drawn.posterior_normal +
            measured_sd_s * drawn.measured_normal;
   };
-  // Every draw comes from `engine` in this thread, replica by replica, in the
-  // serial order; only the refits run in parallel, each writing its own total.
-  for (std::size_t first = 0; first < replicas; first += batch) {
-    const std::size_t count = std::min(batch, replicas - first);
-    for (std::size_t r = 0; r < count; ++r) {
-      ReplicaDraws& drawn = draws[r];
-      drawn.starts.resize(group_count);
-      for (std::size_t g = 0; g < group_count; ++g)
-        draw_block_starts(refit_values[g].size(), blocks[g], engine, drawn.starts[g]);
-      drawn.posterior_normal = unit(engine);
-      drawn.measured_normal = unit(engine);
-    }
-    parallel_for(count, threads, [&](std::size_t r) { totals[first + r] = replica_total(draws[r]); });
-  }
+  std::vector<double> totals =
+      replica_totals(static_cast<std::size_t>(options.replicas), analysis_threads(options.threads), refit_values, blocks,
+                     engine, replica_total);
   const PercentileSummary summary = summarize_replicas(totals, options.ci);
   return {std::max(0.0, summary.ci_low), std::max(0.0, summary.ci_high)};
 }
