@@ -95,6 +95,7 @@ constexpr ValueRange kReplicasRange{1.0, 1000000.0};
 constexpr ValueRange kDetailRanksRange{1.0, 65536.0};
 constexpr ValueRange kSpillIntervalRange{0.0, 86400.0};
 constexpr ValueRange kFinalizeLimitRange{0.0, 86400.0, true};
+constexpr ValueRange kAnalysisThreadsRange{0.0, 256.0};
 
 std::optional<std::string> parse_scales(std::string_view text, Config& c) {
   std::vector<double> scales;
@@ -241,9 +242,16 @@ constexpr std::array kSettingTable{
             [](const Config& c) { return std::to_string(c.min_group); }},
     Setting{"TREMOR_SCALES", "Process-count factors for the run-time predictions.", kScaleFactorRange, parse_scales,
             render_scales},
-    Setting{"TREMOR_BOOTSTRAP_REPLICAS", "Bootstrap replicas per prediction.", kReplicasRange,
+    Setting{"TREMOR_BOOTSTRAP_REPLICAS",
+            "Bootstrap replicas per prediction (the interference interval always uses 200).", kReplicasRange,
             [](std::string_view t, Config& c) { return parse_int_in(t, c.bootstrap_replicas, kReplicasRange); },
             [](const Config& c) { return std::to_string(c.bootstrap_replicas); }},
+    Setting{"TREMOR_ANALYSIS_THREADS",
+            "Threads of the analysis, at MPI_Finalize on rank 0 and in tremor analyze (0: the CPUs the process may "
+            "run on, at most 8; 1: one thread). Any count gives the same report.",
+            kAnalysisThreadsRange,
+            [](std::string_view t, Config& c) { return parse_int_in(t, c.analysis_threads, kAnalysisThreadsRange); },
+            [](const Config& c) { return std::to_string(c.analysis_threads); }},
     Setting{"TREMOR_SEED", "Seed of every random draw of the analysis (same seed, same report).", std::nullopt,
             parse_seed, [](const Config& c) { return std::to_string(c.seed); }},
     Setting{"TREMOR_DETAIL_RANKS",

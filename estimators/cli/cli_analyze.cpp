@@ -309,8 +309,11 @@ void add_analysis_overrides(CLI::App* command, analysis::ParameterOverrides& o) 
       command, "--scales", [&o](const std::vector<double>& v) { o.scales = v; },
       "Process-count factors of the predictions, e.g. 2,4,8", setting_range("TREMOR_SCALES"), kMaxScaleFactors);
   add_whole_setting_option(
-      command, "--replicas", [&o](std::uint64_t v) { o.replicas = static_cast<int>(v); }, "Bootstrap replicas",
+      command, "--replicas", [&o](std::uint64_t v) { o.replicas = static_cast<int>(v); }, "Bootstrap replicas per prediction",
       "TREMOR_BOOTSTRAP_REPLICAS");
+  add_whole_setting_option(
+      command, "--threads", [&o](std::uint64_t v) { o.threads = static_cast<int>(v); },
+      "Analysis threads, 0: the CPUs available, at most 8 (default: TREMOR_ANALYSIS_THREADS)", "TREMOR_ANALYSIS_THREADS");
   // TREMOR_SEED takes every unsigned 64-bit value.
   add_whole_option(
       command, "--seed", [&o](std::uint64_t v) { o.seed = v; }, "Seed of every random draw", 0,

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "tremor/estimators/order_statistics.hpp"
+#include "tremor/estimators/parallel.hpp"
 
 namespace tremor::estimators {
 namespace {
@@ -41,22 +44,74 @@ double charged(std::span<const double> sample, double weight, double baseline, d
   return weight * lost;
 }
 
-// Moving blocks of length `block` drawn with replacement, `length` values in all.
+// Moving blocks of length `block` drawn with replacement until they hold
+// `length` values: the blocks' first indices, in draw order.
+void draw_block_starts(std::size_t length, std::size_t block, std::mt19937_64& engine, std::vector<std::uint32_t>& starts) {
+  starts.clear();
+  if (length == 0) return;
+  block = std::clamp<std::size_t>(block, 1, length);
+  std::uniform_int_distribution<std::size_t> start(0, length - block);
+  for (std::size_t drawn = 0; drawn < length; drawn += block) starts.push_back(static_cast<std::uint32_t>(start(engine)));
+}
+
+// The resample those blocks make of `values` (and of `paired`, when it is as long).
 void block_resample(std::span<const double> values, std::span<const double> paired, std::size_t block,
-                    std::mt19937_64& engine, std::vector<double>& out, std::vector<double>& paired_out) {
+                    std::span<const std::uint32_t> starts, std::vector<double>& out, std::vector<double>& paired_out) {
   const std::size_t n = values.size();
   out.clear();
   paired_out.clear();
   if (n == 0) return;
   block = std::clamp<std::size_t>(block, 1, n);
-  std::uniform_int_distribution<std::size_t> start(0, n - block);
-  while (out.size() < n) {
-    const std::size_t first = start(engine);
+  for (const std::size_t first : starts) {
     for (std::size_t i = first; i < first + block && out.size() < n; ++i) {
       out.push_back(values[i]);
       if (paired.size() == n) paired_out.push_back(paired[i]);
     }
   }
+}
+
+// What one replica draws, in the order the serial bootstrap drew it: each
+// group's block starts, then the posterior's and the measured delays' normals.
+struct ReplicaDraws {
+  std::vector<std::vector<std::uint32_t>> starts;  // per group
+  double posterior_normal = 0.0;
+  double measured_normal = 0.0;
+};
+
+// Replicas whose draws are held at once: all of them unless their block
+// starts would pass this many bytes (runs of thousands of groups).
+constexpr std::size_t kDrawBatchBytes = std::size_t{16} << 20;
+
+// Every replica's total, by `total` from its draws. Every draw comes from
+// `engine` in this thread, replica by replica, in the serial order (a batch
+// at a time); only the refits run in parallel, each writing its own total.
+std::vector<double> replica_totals(std::size_t replicas, int threads, const std::vector<std::vector<double>>& refit_values,
+                                   const std::vector<std::size_t>& blocks, std::mt19937_64& engine,
+                                   const std::function<double(const ReplicaDraws&)>& total) {
+  const std::size_t group_count = refit_values.size();
+  std::size_t starts_per_replica = 0;
+  for (std::size_t g = 0; g < group_count; ++g)
+    starts_per_replica += refit_values[g].size() / std::max<std::size_t>(1, blocks[g]) + 1;
+  // At least one replica per thread, at most all of them.
+  const std::size_t batch =
+      std::clamp<std::size_t>(kDrawBatchBytes / (starts_per_replica * sizeof(std::uint32_t) + 1),
+                              std::min(static_cast<std::size_t>(threads), replicas), replicas);
+  std::normal_distribution<double> unit(0.0, 1.0);
+  std::vector<ReplicaDraws> draws(batch);
+  std::vector<double> totals(replicas);
+  for (std::size_t first = 0; first < replicas; first += batch) {
+    const std::size_t count = std::min(batch, replicas - first);
+    for (std::size_t r = 0; r < count; ++r) {
+      ReplicaDraws& drawn = draws[r];
+      drawn.starts.resize(group_count);
+      for (std::size_t g = 0; g < group_count; ++g)
+        draw_block_starts(refit_values[g].size(), blocks[g], engine, drawn.starts[g]);
+      drawn.posterior_normal = unit(engine);
+      drawn.measured_normal = unit(engine);
+    }
+    parallel_for(count, threads, [&](std::size_t r) { totals[first + r] = total(draws[r]); });
+  }
+  return totals;
 }
 
 }  // namespace
@@ -109,17 +164,17 @@ LostInterval lost_interval(std::span<const std::span<const double>> groups, std:
   refit_model.em_iterations = options.refit_em_iterations;
   refit_model.em_tolerance = 1e-6;
   refit_model.outer_iterations = options.refit_outer_iterations;
-  std::vector<std::vector<double>> resampled(group_count);
-  std::vector<std::vector<double>> resampled_work(group_count);
-  std::vector<std::span<const double>> spans(group_count);
-  std::vector<std::span<const double>> work_spans(group_count);
-  std::normal_distribution<double> unit(0.0, 1.0);
-  std::vector<double> totals;
-  totals.reserve(static_cast<std::size_t>(options.replicas));
-  for (int replica = 0; replica < options.replicas; ++replica) {
+  std::vector<std::size_t> blocks(group_count);
+  for (std::size_t g = 0; g < group_count; ++g)
+    blocks[g] = static_cast<std::size_t>(std::ceil(std::cbrt(static_cast<double>(refit_values[g].size()))));
+  // Refits the replica from its draws; independent of every other replica.
+  const auto replica_total = [&](const ReplicaDraws& drawn) {
+    std::vector<std::vector<double>> resampled(group_count);
+    std::vector<std::vector<double>> resampled_work(group_count);
+    std::vector<std::span<const double>> spans(group_count);
+    std::vector<std::span<const double>> work_spans(group_count);
     for (std::size_t g = 0; g < group_count; ++g) {
-      const auto block = static_cast<std::size_t>(std::ceil(std::cbrt(static_cast<double>(refit_values[g].size()))));
-      block_resample(refit_values[g], refit_work[g], block, engine, resampled[g], resampled_work[g]);
+      block_resample(refit_values[g], refit_work[g], blocks[g], drawn.starts[g], resampled[g], resampled_work[g]);
       spans[g] = resampled[g];
       work_spans[g] = resampled_work[g];
     }
@@ -138,8 +193,12 @@ LostInterval lost_interval(std::span<const std::span<const double>> groups, std:
                                  std::max(1e-12, tau + scale * (refit.relative_delay_mean - tau)));
     }
     const double deviation = replica_charged - point_charged;
-    totals.push_back(point + deviation + std::sqrt(posterior_variance) * unit(engine) + measured_sd_s * unit(engine));
-  }
+    return point + deviation + std::sqrt(posterior_variance) * drawn.posterior_normal +
+           measured_sd_s * drawn.measured_normal;
+  };
+  std::vector<double> totals =
+      replica_totals(static_cast<std::size_t>(options.replicas), analysis_threads(options.threads), refit_values, blocks,
+                     engine, replica_total);
   const PercentileSummary summary = summarize_replicas(totals, options.ci);
   return {std::max(0.0, summary.ci_low), std::max(0.0, summary.ci_high)};
 }

@@ -47,7 +47,8 @@ TEST_CASE("each default's text parses back to the default and lies in its range"
       {"TREMOR_REPORT", "text"},       {"TREMOR_LOG_LEVEL", "info"},       {"TREMOR_MAD_FACTOR", "4"},
       {"TREMOR_CLUSTER_THRESHOLD", "0.1"}, {"TREMOR_MIN_GROUP", "5"},      {"TREMOR_SCALES", "2,4,8"},
       {"TREMOR_BOOTSTRAP_REPLICAS", "1000"}, {"TREMOR_SEED", "20260101"}, {"TREMOR_DETAIL_RANKS", "256"},
-      {"TREMOR_SPILL_INTERVAL", "1"},  {"TREMOR_FINALIZE_LIMIT", "60"},   {"TREMOR_REPORT_DETAIL", "short"}};
+      {"TREMOR_SPILL_INTERVAL", "1"},  {"TREMOR_FINALIZE_LIMIT", "60"},   {"TREMOR_REPORT_DETAIL", "short"},
+      {"TREMOR_ANALYSIS_THREADS", "0"}};
   REQUIRE(tremor::settings().size() == expected.size());
   for (const tremor::Setting& setting : tremor::settings()) {
     INFO(setting.name);
@@ -66,6 +67,7 @@ TEST_CASE("each default's text parses back to the default and lies in its range"
                                                             {"TREMOR_MIN_GROUP", "9"},
                                                             {"TREMOR_SCALES", "3"},
                                                             {"TREMOR_BOOTSTRAP_REPLICAS", "200"},
+                                                            {"TREMOR_ANALYSIS_THREADS", "3"},
                                                             {"TREMOR_SEED", "7"},
                                                             {"TREMOR_DETAIL_RANKS", "3"},
                                                             {"TREMOR_SPILL_INTERVAL", "off"},
@@ -106,7 +108,7 @@ TEST_CASE("a numeric setting accepts its range's ends and refuses what lies beyo
     if (range.low_open) CHECK(parses(range.low == 0.0 ? 1e-300 : std::nextafter(range.low, range.high)));
     ++checked;
   }
-  CHECK(checked == 8);
+  CHECK(checked == 9);
   CHECK(tremor::find_setting("TREMOR_MAD_FACTOR") == &tremor::settings()[6]);  // after TREMOR_REPORT_DETAIL
   CHECK(tremor::find_setting("TREMOR_NO_SUCH_SETTING") == nullptr);
 }

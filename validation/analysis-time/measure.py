@@ -4,7 +4,7 @@ each run file, best of --repeats, wall and CPU seconds (user + system of the
 child), with the run's segments, usable groups and run time
 (docs/analysis-time.md).
 
-usage: measure.py TREMOR RUNS_DIR [--repeats N]
+usage: measure.py TREMOR RUNS_DIR [--repeats N] [--threads N]
 """
 import argparse
 import glob
@@ -30,6 +30,7 @@ def main():
     parser.add_argument("tremor")
     parser.add_argument("runs")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=0, help="tremor analyze --threads (0: automatic)")
     args = parser.parse_args()
     print(f"{'app':8} {'segments':>9} {'groups':>7} {'run_s':>8} {'analyse_s':>10} {'cpu_s':>7}")
     for path in sorted(glob.glob(os.path.join(args.runs, "*", "*.h5"))):
@@ -37,7 +38,7 @@ def main():
         best_wall = best_cpu = float("inf")
         report = {}
         for _ in range(args.repeats):
-            wall, cpu, out = timed([args.tremor, "analyze", path, "--json"])
+            wall, cpu, out = timed([args.tremor, "analyze", path, "--json", "--threads", str(args.threads)])
             best_wall, best_cpu = min(best_wall, wall), min(best_cpu, cpu)
             report = json.loads(out) if out else {}
         print(f"{app:8} {report.get('segments', '?'):>9} {len(report.get('groups', [])):>7} "

@@ -39,6 +39,12 @@ for app in "${apps[@]}"; do
         mpiexec.mpich -n 2 "$mpich_build/test/integration/bsp_demo" -n 300 -u 2000 -k 10 -t >app.log 2>finalize.log) ;;
     qe)
       cp "$top/validation/campaigns/apps/qe_si/"* "$dir/"
+      # The deck's pseudopotential (pseudo_dir './'): Debian's quantum-espresso-data
+      # copy when installed, else the one kept in the repository.
+      packed=/usr/share/doc/quantum-espresso/examples/EPW/sic/pp/Si.pz-vbc.UPF.gz
+      if [ ! -f "$dir/Si.pz-vbc.UPF" ]; then
+        if [ -f "$packed" ]; then zcat "$packed" >"$dir/Si.pz-vbc.UPF"; else cp "$top/scripts/campaigns/apps/qe_si/Si.pz-vbc.UPF" "$dir/"; fi
+      fi
       openmpi_run "$dir" pw.x -in si.scf.in ;;
     nwchem)
       cp "$here/water.nw" "$dir/"

@@ -39,6 +39,8 @@ struct Config {
   int min_group = 5;
   std::vector<double> scales{2.0, 4.0, 8.0};
   int bootstrap_replicas = 1000;
+  // Threads of the analysis; 0: automatic (estimators::analysis_threads).
+  int analysis_threads = 0;
   std::uint64_t seed = 20260101;
   int detail_ranks = 256;
   // Crash-recovery spill: seconds between appends of the buffered segments

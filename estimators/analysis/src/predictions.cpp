@@ -82,6 +82,7 @@
 #include "tremor/estimators/gev_fit.hpp"
 #include "tremor/estimators/long_run_variance.hpp"
 #include "tremor/estimators/order_statistics.hpp"
+#include "tremor/estimators/parallel.hpp"
 
 namespace tremor::analysis::detail {
 namespace {
@@ -315,6 +316,13 @@ std::uint16_t most_frequent_call(const SegmentTable& segments, const std::vector
   return best;
 }
 
+// One usable group's bootstrap replicas per method, and its collective's
+// latency growth.
+struct GroupBootstraps {
+  est::GroupReplicas nonparametric, pwm, mom;
+  std::vector<std::vector<double>> growth;
+};
+
 // Per usable group, what the headline rule reads.
 struct GroupFacts {
   double time_s = 0.0;
@@ -446,26 +454,40 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
     auto engine = engine_for(parameters.seed, group_index[usable] * 8 + kReplicaChoice);
     return est::replica_choice(distinct, count, engine);
   };
-  for (std::size_t usable = 0; usable < samples.size(); ++usable) {
+  // Each group's bootstraps draw from engines of their own (seed, group,
+  // method): groups run in parallel and are added in group order.
+  const int threads = est::analysis_threads(parameters.threads);
+  const auto bootstrap_group = [&](std::size_t usable) {
     const std::size_t g = group_index[usable];
     const std::vector<double>& sample = samples[usable];
     const std::size_t segments = analysis.groups[g].members.size();
     const std::size_t distinct = plan[usable];
     const std::vector<std::size_t> picks = choice(usable, distinct, replicas);
-    const auto taken = [&](const est::GroupReplicas& group) {
+    const auto taken = [&](est::GroupReplicas group) {
       return distinct < replicas ? est::take_replicas(group, picks) : group;
     };
+    GroupBootstraps out;
     auto engine = engine_for(parameters.seed, g * 8 + kNonparametric);
-    nonparametric.add(taken(est::nonparametric_replicas(sample, factors, distinct, segments, engine)));
+    out.nonparametric = taken(est::nonparametric_replicas(sample, factors, distinct, segments, engine));
     engine = engine_for(parameters.seed, g * 8 + kPwm);
-    pwm.add(taken(est::parametric_replicas(sample, factors, est::FitMethod::pwm, distinct, segments, engine)));
+    out.pwm = taken(est::parametric_replicas(sample, factors, est::FitMethod::pwm, distinct, segments, engine));
     engine = engine_for(parameters.seed, g * 8 + kMom);
-    mom.add(taken(est::parametric_replicas(sample, factors, est::FitMethod::mom, distinct, segments, engine)));
-    std::vector<std::vector<double>> growth = latency_growth(usable, distinct);
-    if (distinct < replicas) growth = est::take_replicas(growth, picks);
-    for (est::RunTotals* totals : {&nonparametric, &pwm, &mom})
-      totals->add_per_segment(segments, growth, distinct < replicas ? distinct : 0);
-  }
+    out.mom = taken(est::parametric_replicas(sample, factors, est::FitMethod::mom, distinct, segments, engine));
+    out.growth = latency_growth(usable, distinct);
+    if (distinct < replicas) out.growth = est::take_replicas(out.growth, picks);
+    return out;
+  };
+  est::parallel_in_order<GroupBootstraps>(samples.size(), threads, bootstrap_group,
+                                          [&](std::size_t usable, const GroupBootstraps& group) {
+                                            const std::size_t segments = analysis.groups[group_index[usable]].members.size();
+                                            const std::size_t distinct = plan[usable];
+                                            nonparametric.add(group.nonparametric);
+                                            pwm.add(group.pwm);
+                                            mom.add(group.mom);
+                                            for (est::RunTotals* totals : {&nonparametric, &pwm, &mom})
+                                              totals->add_per_segment(segments, group.growth,
+                                                                      distinct < replicas ? distinct : 0);
+                                          });
   if (!disagreements.empty()) {
     std::string summary =
         text(disagreements.size() == 1 ? "PWM and MOM GEV fits disagree in %.0f group (%.1f %% of the assessed time); "
@@ -505,24 +527,35 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
       est::RunTotals totals(factors.size());
       const std::size_t shares = std::max<std::size_t>(1, partitions);
       const std::size_t run_replicas = std::max<std::size_t>(1, replicas / shares) * shares;
-      for (std::size_t usable = 0; usable < group_index.size(); ++usable) {
+      struct RankBootstraps {
+        est::GroupReplicas group;
+        std::vector<std::vector<double>> growth;
+        std::size_t distinct = 0;
+      };
+      const auto bootstrap_ranks = [&](std::size_t usable) {
         const std::size_t g = group_index[usable];
         const bool by_node = partition == est::RankPartition::node;
         auto engine = engine_for(parameters.seed, g * 8 + (by_node ? kInterNode : kIntraNode));
         const std::size_t segments = analysis.groups[g].members.size();
         const std::size_t per_partition = std::max<std::size_t>(1, std::min(plan[usable], replicas) / shares);
-        const std::size_t distinct = per_partition * shares;
-        est::GroupReplicas group = est::partitioned_replicas(arrivals[usable], rank_factors, est::FitMethod::pwm,
-                                                             partition, per_partition, segments, engine);
-        std::vector<std::vector<double>> growth = latency_growth(usable, distinct);
-        if (distinct < run_replicas) {
-          const std::vector<std::size_t> picks = choice(usable, distinct, run_replicas);
-          group = est::take_replicas(group, picks);
-          growth = est::take_replicas(growth, picks);
+        RankBootstraps out;
+        out.distinct = per_partition * shares;
+        out.group = est::partitioned_replicas(arrivals[usable], rank_factors, est::FitMethod::pwm, partition,
+                                              per_partition, segments, engine);
+        out.growth = latency_growth(usable, out.distinct);
+        if (out.distinct < run_replicas) {
+          const std::vector<std::size_t> picks = choice(usable, out.distinct, run_replicas);
+          out.group = est::take_replicas(out.group, picks);
+          out.growth = est::take_replicas(out.growth, picks);
         }
-        totals.add(group, group_late_wait[usable]);
-        totals.add_per_segment(segments, growth, distinct < run_replicas ? distinct : 0);
-      }
+        return out;
+      };
+      est::parallel_in_order<RankBootstraps>(
+          group_index.size(), threads, bootstrap_ranks, [&](std::size_t usable, const RankBootstraps& group) {
+            const std::size_t segments = analysis.groups[group_index[usable]].members.size();
+            totals.add(group.group, group_late_wait[usable]);
+            totals.add_per_segment(segments, group.growth, group.distinct < run_replicas ? group.distinct : 0);
+          });
       add_total(analysis, method, totals, calibration, world_size, vif, group_replicas_min, cases);
     };
     if (nodes.size() > 1) per_rank_variant("pwm-internode", est::RankPartition::node, nodes.size());

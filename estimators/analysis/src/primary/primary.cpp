@@ -21,8 +21,6 @@ namespace {
 
 namespace est = tremor::estimators;
 
-// The interval's replicas, at most: it needs percentiles, not the GEV tails.
-constexpr int kMaxIntervalReplicas = 200;
 constexpr std::uint64_t kIntervalStream = 0x7072696d617279ULL;
 // A deconvolved duration keeps at least this share of its duration: a
 // measured delay that reads (nearly) the whole segment leaves a value the
@@ -304,8 +302,7 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, const AnalysisPar
   // end, and what another process made their own turns cost (reported apart)
   // may belong to the loss as well.
   std::mt19937_64 engine = engine_for(parameters.seed, kIntervalStream);
-  const int replicas = std::clamp(parameters.replicas, 2, kMaxIntervalReplicas);
-  out.interval_replicas = static_cast<std::size_t>(replicas);
+  out.interval_replicas = static_cast<std::size_t>(est::kIntervalReplicas);
   const double measured_part = measured_total + slept_added;
   const double level_sd = std::sqrt(evidence.level_variance_s2 + measured_error_s2);
   est::LostInterval interval;
@@ -313,8 +310,8 @@ std::vector<std::uint8_t> estimate_primary(const RunData& run, const AnalysisPar
     interval = {std::max(0.0, measured_part - 2.0 * level_sd), measured_part + unreferenced_s + 2.0 * level_sd};
   } else {
     est::LostIntervalOptions options;
-    options.replicas = replicas;
     options.ci = parameters.ci;
+    options.threads = parameters.threads;
     interval = est::lost_interval(spans, work_given, baseline_floor, estimate, measured_part, level_sd, engine, options);
   }
   const auto percent = [&](double seconds) { return est::run_interference_percent(seconds, run_time); };

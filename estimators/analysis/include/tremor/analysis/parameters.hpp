@@ -21,6 +21,8 @@ struct AnalysisParameters {
   std::vector<double> scales = default_config().scales;
   int replicas = default_config().bootstrap_replicas;
   std::uint64_t seed = default_config().seed;
+  // Threads (0: automatic); they change how long the analysis takes, never its numbers.
+  int threads = default_config().analysis_threads;
   // Not settings: the level of every interval, and the headline's method.
   double ci = 0.95;
   // The headline figure: "primary" (Tremor's intrinsic-baseline estimate) or
@@ -39,11 +41,14 @@ struct ParameterOverrides {
   std::optional<int> replicas;
   std::optional<std::uint64_t> seed;
   std::optional<std::string> method;
+  std::optional<int> threads;
 };
 
 // Parses the stored TREMOR_* name/value pairs with the configuration table's
 // own parsers (unknown names are ignored, bad values keep the default and add
-// a sentence to `messages`), then applies the overrides.
+// a sentence to `messages`), then applies the overrides. The threads are
+// this process's, not the recording's: the override, else
+// TREMOR_ANALYSIS_THREADS from the environment, else automatic.
 AnalysisParameters parameters_from_stored_configuration(
     const std::vector<std::pair<std::string, std::string>>& configuration, const ParameterOverrides& overrides,
     std::vector<std::string>* messages = nullptr);
