@@ -265,3 +265,16 @@ TEST_CASE("run-queue evidence: ranks that waited for a CPU, and their waits one 
   CHECK(serial_waits(0.003, 0.006, 0.0025, 0.0005) == Approx(0.005));
   CHECK(serial_waits(0.003, 0.006, 0.0200, 0.0005) == Approx(0.006));
 }
+
+TEST_CASE("work_is_cpu_time: the counter kind decides, not its unit's spelling", "[evidence]") {
+  // Known wrong: testing the unit string (a CPU-time run whose file spells
+  // its unit otherwise would lose every CPU-time rule).
+  RunData run = cputime_run({}, 0.0);
+  run.meta.counter_unit = "ns of CPU time";
+  CHECK(work_is_cpu_time(run));
+  run.meta.counter_source = CounterKind::thread_oncpu;
+  CHECK(work_is_cpu_time(run));
+  run.meta.counter_source = CounterKind::papi;
+  run.meta.counter_unit = "ns";
+  CHECK_FALSE(work_is_cpu_time(run));
+}

@@ -127,7 +127,7 @@ bool has_rank_detail(const RunData& run) {
 }
 
 bool work_is_cpu_time(const RunData& run) {
-  return measures_cpu_time(run.meta.counter_source) && run.meta.counter_unit == "ns";
+  return measures_cpu_time(run.meta.counter_source);
 }
 
 std::vector<double> segment_work_floors(const RunData& run) {

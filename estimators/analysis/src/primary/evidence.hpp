@@ -147,7 +147,7 @@ MeasuredEvidence gather_evidence(const EvidenceInputs& in, std::span<const Evide
 // (the median rank's without per-rank detail); zeros with another work counter.
 std::vector<double> segment_work_floors(const RunData& run);
 
-// The work counter reads thread CPU time, in ns.
+// The work counter reads thread CPU time (its kind's unit: ns).
 bool work_is_cpu_time(const RunData& run);
 
 // Whether the run has a detail cell per rank and segment.
