@@ -45,7 +45,8 @@ struct PrimaryEstimate {
   // held inside that MPI call, so the diagnosis books it to MPI.
   std::vector<float> segment_collective_wait_s;
   // Per segment: whether it was more likely delayed than not, or measured
-  // delayed (the primary method's interfered segments).
+  // delayed (the primary method's interfered segments). analyze_run takes it
+  // out once it has set the segments' classes (empty in RunAnalysis::primary).
   std::vector<std::uint8_t> segment_interfered;
   // Per RunAnalysis group, over its primary subgroups (GroupResult::lost_s
   // and intrinsic_s): the lost time, and the size-weighted mean intrinsic duration.
