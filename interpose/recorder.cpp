@@ -71,17 +71,7 @@ std::string oversubscription() {
 
 WorkReading Recorder::read_work() const noexcept { return WorkReading{counter_.read(), true}; }
 
-CounterKind Recorder::counter_kind() const noexcept {
-  switch (counter_.kind()) {
-    case counters::SourceKind::papi:
-      return CounterKind::papi;
-    case counters::SourceKind::thread_cputime:
-      return CounterKind::thread_cputime;
-    case counters::SourceKind::thread_oncpu:
-      return CounterKind::thread_oncpu;
-  }
-  return CounterKind::thread_cputime;
-}
+CounterKind Recorder::counter_kind() const noexcept { return counter_.kind(); }
 
 WorkReading busy_since_last_read(const ThreadState& state, std::uint64_t since) noexcept {
   const double busy_ns = static_cast<double>(since) * seconds_per_tick() * 1e9;
@@ -128,12 +118,11 @@ void Recorder::start() noexcept {
     PMPI_Comm_size(MPI_COMM_WORLD, &world_size_);
     ConfigResult loaded = load_config(process_environment());
     config_ = std::move(loaded.config);
-    config_messages_ = std::move(loaded.messages);
 
     logger_ = std::make_shared<spdlog::logger>("tremor", std::make_shared<spdlog::sinks::stderr_sink_mt>());
     logger_->set_pattern("[tremor] %v");
     logger_->set_level(spdlog::level::from_str(config_.log_level == "warn" ? "warning" : config_.log_level));
-    for (const std::string& message : config_messages_) warn0(message);
+    for (const std::string& message : loaded.messages) warn0(message);
     if (!config_.enabled) return;
 
     calibrate_ticks();
@@ -149,7 +138,7 @@ void Recorder::start() noexcept {
     // it was chosen, output directory. A counter the user asked for and did
     // not get is a warning of its own.
     std::string counter_line = std::string(counter_.name());
-    if (counter_.uses_switch_records() && counter_.kind() == counters::SourceKind::thread_cputime) {
+    if (counter_.uses_switch_records() && counter_.kind() == CounterKind::thread_cputime) {
       counter_line += " (CLOCK_THREAD_CPUTIME_ID at most every 1 ms, context-switch records between)";
     } else if (!opened.switch_records_note.empty()) {
       counter_line += " (CLOCK_THREAD_CPUTIME_ID on every read; " + opened.switch_records_note + ")";
@@ -160,7 +149,7 @@ void Recorder::start() noexcept {
     for (const auto& rejection : opened.rejections) {
       reasons += (reasons.empty() ? "" : "; ") + rejection.event + ": " + rejection.reason;
     }
-    const bool fallback = counter_.kind() == counters::SourceKind::thread_cputime && config_.counters != "cputime" &&
+    const bool fallback = counter_.kind() == CounterKind::thread_cputime && config_.counters != "cputime" &&
                           config_.counters != "cputime_syscall";
     if (fallback && config_.counters.empty()) counter_line += ", no usable hardware counter";
     info0("Tremor " TREMOR_VERSION " recording " + std::to_string(world_size_) +
@@ -170,7 +159,7 @@ void Recorder::start() noexcept {
     } else if (!reasons.empty() && world_rank_ == 0) {
       logger_->debug("counter events rejected: " + reasons);
     }
-    if (counter_.kind() == counters::SourceKind::thread_oncpu && !oversubscribed.empty()) {
+    if (counter_.kind() == CounterKind::thread_oncpu && !oversubscribed.empty()) {
       warn0("TREMOR_COUNTERS=oncpu with " + oversubscribed +
             ": every context switch costs ~1 us more; cputime is cheaper when ranks share cores");
     }

@@ -80,7 +80,6 @@ class Recorder {
   int world_rank() const noexcept { return world_rank_; }
   bool started() const noexcept { return started_; }
   const Config& config() const noexcept { return config_; }
-  const std::vector<std::string>& config_messages() const noexcept { return config_messages_; }
   const counters::CounterSource& counter() const noexcept { return counter_; }
   // The counter's kind as the run file records it.
   CounterKind counter_kind() const noexcept;
@@ -138,7 +137,6 @@ class Recorder {
   [[gnu::noinline, gnu::cold]] double own_blocking_s(double blocked_outside_calls_s, double off_cpu_s) noexcept;
 
   Config config_;
-  std::vector<std::string> config_messages_;
   counters::CounterSource counter_;
   std::unique_ptr<SegmentStore> store_;
   std::shared_ptr<spdlog::logger> logger_;

@@ -56,9 +56,9 @@ void BM_papi_read(benchmark::State& state, const std::string& event) {
 // CounterSource::read(), with the source the spec opens.
 void BM_source_read(benchmark::State& state, const std::string& spec) {
   const auto opened = tremor::counters::open_counter_source(spec);
-  const bool wanted = spec.starts_with("cputime") ? opened.source.kind() == tremor::counters::SourceKind::thread_cputime
-                      : spec == "oncpu"           ? opened.source.kind() == tremor::counters::SourceKind::thread_oncpu
-                                                  : opened.source.kind() == tremor::counters::SourceKind::papi;
+  const bool wanted = spec.starts_with("cputime") ? opened.source.kind() == tremor::CounterKind::thread_cputime
+                      : spec == "oncpu"           ? opened.source.kind() == tremor::CounterKind::thread_oncpu
+                                                  : opened.source.kind() == tremor::CounterKind::papi;
   if (!wanted) {
     state.SkipWithError(opened.explanation.c_str());
     for (auto _ : state) {

@@ -18,7 +18,7 @@ namespace tremor::counters {
 struct SourceFactory {
   static CounterSource papi(int event_code, std::uint32_t generation, std::string event, std::string unit) {
     CounterSource source;
-    source.kind_ = SourceKind::papi;
+    source.kind_ = CounterKind::papi;
     source.papi_event_code_ = event_code;
     source.papi_generation_ = generation;
     source.events_ = {std::move(event)};
@@ -39,7 +39,7 @@ struct SourceFactory {
   }
   static CounterSource thread_oncpu() {
     CounterSource source;
-    source.kind_ = SourceKind::thread_oncpu;
+    source.kind_ = CounterKind::thread_oncpu;
     source.events_ = {"PERF_RECORD_SWITCH"};
     source.clock_period_ns_ = detail::never_read_clock;
     source.tells_own_blocking_ = detail::preemption_is_flagged();
@@ -47,17 +47,7 @@ struct SourceFactory {
   }
 };
 
-std::string_view CounterSource::name() const noexcept {
-  switch (kind_) {
-    case SourceKind::papi:
-      return "papi";
-    case SourceKind::thread_oncpu:
-      return "thread_oncpu";
-    case SourceKind::thread_cputime:
-      break;
-  }
-  return "thread_cputime";
-}
+std::string_view CounterSource::name() const noexcept { return to_string(kind_); }
 
 namespace {
 

@@ -25,7 +25,7 @@ std::string missing_capability(const std::string& needs) {
   }
   if (needs == "papi_perf") {
     const auto opened = tremor::counters::open_counter_source("perf::TASK-CLOCK");
-    return opened.source.kind() == tremor::counters::SourceKind::papi
+    return opened.source.kind() == tremor::CounterKind::papi
                ? ""
                : "PAPI's perf_event component cannot count perf::TASK-CLOCK here: " + opened.explanation;
   }

@@ -8,7 +8,7 @@
 
 using tremor::counters::open_counter_source;
 using tremor::counters::parse_counter_spec;
-using tremor::counters::SourceKind;
+using tremor::CounterKind;
 
 TEST_CASE("spec items are trimmed and empty items dropped", "[counters][spec]") {
   CHECK(parse_counter_spec("  a , ,b,,\tc  ") == std::vector<std::string>{"a", "b", "c"});
@@ -46,7 +46,7 @@ TEST_CASE("garbage specs fall back or open, never crash", "[counters][spec]") {
     const std::uint64_t first = opened.source.read();
     CHECK(opened.source.read() >= first);
     CHECK_FALSE(opened.source.events().empty());
-    if (opened.source.kind() == SourceKind::thread_cputime) {
+    if (opened.source.kind() == CounterKind::thread_cputime) {
       CHECK_FALSE(opened.explanation.empty());
       for (const auto& rejection : opened.rejections) CHECK_FALSE(rejection.reason.empty());
     }
@@ -61,7 +61,7 @@ TEST_CASE("overlong names and overlong lists are rejected with a reason", "[coun
   std::string many_items;
   for (int i = 0; i < 40; ++i) many_items += "NOT_AN_EVENT_" + std::to_string(i) + ",";
   const auto many = open_counter_source(many_items);
-  CHECK(many.source.kind() == SourceKind::thread_cputime);
+  CHECK(many.source.kind() == CounterKind::thread_cputime);
   REQUIRE(many.rejections.size() == 33);
   CHECK_THAT(many.rejections.back().reason, Catch::Contains("not tried"));
 }

@@ -11,7 +11,7 @@
 
 using tremor::counters::CounterSource;
 using tremor::counters::open_counter_source;
-using tremor::counters::SourceKind;
+using tremor::CounterKind;
 using tremor::counters::testing::busy_and_sleeping_thread_deltas;
 using tremor::counters::testing::spin_cpu;
 using tremor::counters::testing::ThreadDeltas;
@@ -25,9 +25,10 @@ constexpr std::uint64_t ns_per_ms = 1'000'000;
 
 TEST_CASE("a non-existent event falls back to thread CPU time with a reason", "[counters][fallback]") {
   const auto opened = open_counter_source("PAPI_NO_SUCH_EVENT_ANYWHERE");
-  CHECK(opened.source.kind() == SourceKind::thread_cputime);
+  CHECK(opened.source.kind() == CounterKind::thread_cputime);
   CHECK(opened.source.name() == "thread_cputime");
   CHECK(opened.source.unit() == "ns");
+  CHECK(opened.source.unit() == tremor::counter_unit(opened.source.kind()));  // the enum carries the unit
   CHECK(opened.source.events().front() == "CLOCK_THREAD_CPUTIME_ID");
   REQUIRE(opened.rejections.size() == 1);
   CHECK(opened.rejections[0].event == "PAPI_NO_SUCH_EVENT_ANYWHERE");
@@ -38,7 +39,7 @@ TEST_CASE("a non-existent event falls back to thread CPU time with a reason", "[
 
 TEST_CASE("the default spec tries PAPI_FP_INS then PAPI_TOT_INS", "[counters][fallback]") {
   const auto opened = open_counter_source("");
-  if (opened.source.kind() == SourceKind::thread_cputime) {
+  if (opened.source.kind() == CounterKind::thread_cputime) {
     // The build VM has no PMU: both presets are rejected, in order.
     REQUIRE(opened.rejections.size() == 2);
     CHECK(opened.rejections[0].event == "PAPI_FP_INS");
@@ -53,12 +54,12 @@ TEST_CASE("the default spec tries PAPI_FP_INS then PAPI_TOT_INS", "[counters][fa
 
 TEST_CASE("cputime forces the fallback and stops the list", "[counters][fallback]") {
   const auto forced = open_counter_source("cputime");
-  CHECK(forced.source.kind() == SourceKind::thread_cputime);
+  CHECK(forced.source.kind() == CounterKind::thread_cputime);
   CHECK(forced.rejections.empty());
   CHECK(forced.explanation.empty());
 
   const auto in_list = open_counter_source("NOT_AN_EVENT, CPUTIME, sde:::Anything::x");
-  CHECK(in_list.source.kind() == SourceKind::thread_cputime);
+  CHECK(in_list.source.kind() == CounterKind::thread_cputime);
   REQUIRE(in_list.rejections.size() == 1);
   CHECK(in_list.rejections[0].event == "NOT_AN_EVENT");
 }
@@ -96,4 +97,15 @@ TEST_CASE("each thread reads its own CPU time", "[counters][fallback][threads]")
   CHECK(deltas.busy <= 200 * ns_per_ms);
   CHECK(deltas.sleeping < 5 * ns_per_ms);
   CHECK(main_delta < 5 * ns_per_ms);  // blocked in join: the busy thread's time is not ours
+}
+
+TEST_CASE("the counter kind carries its unit: ns for CPU time, its event's for PAPI", "[counters]") {
+  // Known wrong: a unit that differs from what the CPU-time sources write in
+  // the run file ("ns"), or one fixed for PAPI, whose events differ.
+  for (const CounterKind kind : tremor::kCounterKinds) {
+    INFO(tremor::to_string(kind));
+    CHECK(tremor::counter_unit(kind) == (tremor::measures_cpu_time(kind) ? "ns" : ""));
+    CHECK(tremor::counter_kind_named(tremor::to_string(kind)) == kind);
+  }
+  CHECK(CounterSource{}.unit() == tremor::counter_unit(CounterKind::thread_cputime));
 }

@@ -16,7 +16,7 @@
 using tremor::counters::clock_read_period_ns;
 using tremor::counters::CounterSource;
 using tremor::counters::open_counter_source;
-using tremor::counters::SourceKind;
+using tremor::CounterKind;
 using tremor::counters::switch_record_clock_reads;
 using tremor::counters::detail::read_thread_cputime_ns;
 using namespace std::chrono_literals;
@@ -41,7 +41,7 @@ void compute_past_period() {
 
 TEST_CASE("the CPU-time fallback uses context-switch records unless told not to", "[counters][cputime]") {
   const auto automatic = open_counter_source("NOT_AN_EVENT");
-  CHECK(automatic.source.kind() == SourceKind::thread_cputime);
+  CHECK(automatic.source.kind() == CounterKind::thread_cputime);
   CHECK(automatic.source.events().front() == "CLOCK_THREAD_CPUTIME_ID");
   if (perf_refuses()) {
     CHECK_FALSE(automatic.source.uses_switch_records());
@@ -53,13 +53,13 @@ TEST_CASE("the CPU-time fallback uses context-switch records unless told not to"
   }
 
   const auto oversubscribed = open_counter_source("cputime", {.switch_records = false});
-  CHECK(oversubscribed.source.kind() == SourceKind::thread_cputime);
+  CHECK(oversubscribed.source.kind() == CounterKind::thread_cputime);
   CHECK_FALSE(oversubscribed.source.uses_switch_records());
   CHECK(oversubscribed.source.events() == std::vector<std::string>{"CLOCK_THREAD_CPUTIME_ID"});
   CHECK_THAT(oversubscribed.switch_records_note, Catch::Contains("more ranks than CPUs"));
 
   const auto syscall = open_counter_source("NOT_AN_EVENT, cputime_syscall, oncpu");
-  CHECK(syscall.source.kind() == SourceKind::thread_cputime);
+  CHECK(syscall.source.kind() == CounterKind::thread_cputime);
   CHECK_FALSE(syscall.source.uses_switch_records());
   CHECK(syscall.switch_records_note.empty());
   REQUIRE(syscall.rejections.size() == 1);

@@ -19,7 +19,7 @@
 
 using tremor::counters::CounterSource;
 using tremor::counters::open_counter_source;
-using tremor::counters::SourceKind;
+using tremor::CounterKind;
 using tremor::counters::detail::read_thread_cputime_ns;
 using namespace std::chrono_literals;
 using namespace tremor::counters::testing;
@@ -31,7 +31,7 @@ constexpr std::uint64_t ns_per_ms = 1'000'000;
 CounterSource oncpu_source() {
   const auto opened = open_counter_source("oncpu");
   INFO(opened.explanation);
-  REQUIRE(opened.source.kind() == SourceKind::thread_oncpu);
+  REQUIRE(opened.source.kind() == CounterKind::thread_oncpu);
   return opened.source;
 }
 
@@ -106,13 +106,13 @@ void check_agrees(const deltas& d) {
 TEST_CASE("oncpu is chosen when asked for, or refused with perf's reason", "[counters][oncpu]") {
   const auto opened = open_counter_source("oncpu");
   if (tremor::counters::detail::probe_oncpu_source().empty()) {
-    CHECK(opened.source.kind() == SourceKind::thread_oncpu);
+    CHECK(opened.source.kind() == CounterKind::thread_oncpu);
     CHECK(opened.source.name() == "thread_oncpu");
     CHECK(opened.source.unit() == "ns");
     CHECK(opened.rejections.empty());
     CHECK(opened.explanation.empty());
   } else {
-    CHECK(opened.source.kind() == SourceKind::thread_cputime);
+    CHECK(opened.source.kind() == CounterKind::thread_cputime);
     REQUIRE(opened.rejections.size() == 1);
     CHECK_THAT(opened.rejections[0].reason, Catch::StartsWith("perf_event_open: "));
   }
@@ -209,14 +209,14 @@ TEST_CASE("a forked child measures itself, not the parent's thread", "[counters]
 }
 
 TEST_CASE("oncpu is never the automatic fallback", "[counters][oncpu]") {
-  CHECK(open_counter_source("NOT_AN_EVENT").source.kind() == SourceKind::thread_cputime);
-  CHECK(open_counter_source("").source.kind() != SourceKind::thread_oncpu);
+  CHECK(open_counter_source("NOT_AN_EVENT").source.kind() == CounterKind::thread_cputime);
+  CHECK(open_counter_source("").source.kind() != CounterKind::thread_oncpu);
 }
 
 TEST_CASE("in a list, oncpu stops the list", "[counters][oncpu][perf]") {
   require_perf();
   const auto listed = open_counter_source("NOT_AN_EVENT, ONCPU, cputime");
-  CHECK(listed.source.kind() == SourceKind::thread_oncpu);
+  CHECK(listed.source.kind() == CounterKind::thread_oncpu);
   REQUIRE(listed.rejections.size() == 1);
   CHECK(listed.rejections[0].event == "NOT_AN_EVENT");
 }

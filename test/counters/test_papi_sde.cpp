@@ -16,7 +16,7 @@
 
 using tremor::counters::CounterSource;
 using tremor::counters::open_counter_source;
-using tremor::counters::SourceKind;
+using tremor::CounterKind;
 using tremor::counters::testing::busy_and_sleeping_thread_deltas;
 using tremor::counters::testing::ThreadDeltas;
 
@@ -54,7 +54,7 @@ constexpr const char* thread_cpu_event = "sde:::TremorCountersTest::thread_cpu_n
 TEST_CASE("an SDE counter is read back with exact deltas", "[counters][papi][sde]") {
   register_test_counters();
   const auto opened = open_counter_source(work_event);
-  REQUIRE(opened.source.kind() == SourceKind::papi);
+  REQUIRE(opened.source.kind() == CounterKind::papi);
   CHECK(opened.source.name() == "papi");
   CHECK(opened.source.events() == std::vector<std::string>{work_event});
   CHECK_FALSE(opened.source.unit().empty());
@@ -73,7 +73,7 @@ TEST_CASE("an SDE counter is read back with exact deltas", "[counters][papi][sde
 TEST_CASE("events are tried in order and the first usable one wins", "[counters][papi][sde]") {
   register_test_counters();
   const auto opened = open_counter_source(std::string("PAPI_NO_SUCH_EVENT, ") + other_event + "," + work_event);
-  REQUIRE(opened.source.kind() == SourceKind::papi);
+  REQUIRE(opened.source.kind() == CounterKind::papi);
   CHECK(opened.source.events() == std::vector<std::string>{other_event});
   REQUIRE(opened.rejections.size() == 1);
   CHECK(opened.rejections[0].event == "PAPI_NO_SUCH_EVENT");
@@ -88,7 +88,7 @@ TEST_CASE("events are tried in order and the first usable one wins", "[counters]
 TEST_CASE("threads build their own event sets lazily and concurrently", "[counters][papi][sde][threads]") {
   register_test_counters();
   const CounterSource source = open_counter_source(work_event).source;
-  REQUIRE(source.kind() == SourceKind::papi);
+  REQUIRE(source.kind() == CounterKind::papi);
   constexpr int thread_count = 4;
   std::latch first_reads_done(thread_count + 1);
   std::latch counter_advanced(1);
@@ -116,7 +116,7 @@ TEST_CASE("threads build their own event sets lazily and concurrently", "[counte
 TEST_CASE("an SDE counter of the reading thread's CPU time counts per thread", "[counters][papi][sde][threads]") {
   register_test_counters();
   const auto opened = open_counter_source(thread_cpu_event);
-  REQUIRE(opened.source.kind() == SourceKind::papi);
+  REQUIRE(opened.source.kind() == CounterKind::papi);
   const ThreadDeltas deltas = busy_and_sleeping_thread_deltas(opened.source);
   CHECK(deltas.busy >= 10'000'000);
   CHECK(deltas.busy <= 200'000'000);
@@ -127,8 +127,8 @@ TEST_CASE("switching sources on a thread keeps its reads monotonic", "[counters]
   register_test_counters();
   const CounterSource work = open_counter_source(work_event).source;
   const CounterSource other = open_counter_source(other_event).source;
-  REQUIRE(work.kind() == SourceKind::papi);
-  REQUIRE(other.kind() == SourceKind::papi);
+  REQUIRE(work.kind() == CounterKind::papi);
+  REQUIRE(other.kind() == CounterKind::papi);
   work_counter += 10;
   const std::uint64_t first = work.read();
   const std::uint64_t second = other.read();  // rebuilds this thread's event set
@@ -146,7 +146,7 @@ TEST_CASE("switching sources on a thread keeps its reads monotonic", "[counters]
 TEST_CASE("a perf_event software event counts per thread where it starts", "[counters][papi][threads][papi_perf]") {
   const auto opened = open_counter_source("perf::TASK-CLOCK");
   INFO(opened.explanation);
-  REQUIRE(opened.source.kind() == SourceKind::papi);
+  REQUIRE(opened.source.kind() == CounterKind::papi);
   const ThreadDeltas deltas = busy_and_sleeping_thread_deltas(opened.source);
   // TASK-CLOCK counts ns of the thread's CPU time.
   CHECK(deltas.busy >= 10'000'000);

@@ -31,13 +31,14 @@ LAYERS = [
     ("analysis", ["estimators/analysis/"], ["estimators", "segments", "config"]),
     ("injector", ["injector/"], ["injector-interface"]),
     ("estimators", ["estimators/"], []),
-    ("segments", ["segments/"], []),
+    ("segments", ["segments/"], ["counter-kind"]),
     ("config", ["config/"], []),
-    ("counters", ["counters/"], []),
+    ("counters", ["counters/"], ["counter-kind"]),
     ("injector-interface", ["injector/interface/"], []),
+    ("counter-kind", ["counters/kind/"], []),
 ]
 # Units whose source and header only share a name: src/primary/primary.cpp is
-# the primary step (declared in analysis_internal.hpp), primary.hpp the type
+# the primary step (declared in primary/estimate.hpp), primary.hpp the type
 # of its result.
 OWN_UNITS = {"estimators/analysis/src/primary/primary.cpp": "analysis:primary step"}
 SOURCES = (".cpp", ".hpp", ".h", ".c", ".cc", ".def", ".inc")

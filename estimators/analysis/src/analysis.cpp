@@ -3,9 +3,11 @@
 #include <limits>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "analysis_internal.hpp"
 #include "environment_warnings.hpp"
+#include "primary/estimate.hpp"
 #include "tremor/analysis/analysis.hpp"
 #include "tremor/analysis/diagnosis.hpp"
 #include "tremor/estimators/clustering.hpp"
@@ -142,7 +144,15 @@ std::vector<std::uint8_t> detect_mad4_interference(const RunData& run, RunAnalys
 void detect_interference(const RunData& run, const AnalysisParameters& parameters, RunAnalysis& analysis) {
   analysis.segment_mad4_impact_s.assign(analysis.segment_count, 0.0);
   const std::vector<std::uint8_t> mad4_flags = detect_mad4_interference(run, analysis);
-  const std::vector<std::uint8_t> primary_flags = detail::estimate_primary(run, parameters, analysis);
+  detail::PrimaryModel model = detail::primary_model(run, analysis, parameters);
+  detail::MeasuredEvidence evidence = detail::gather_evidence(detail::evidence_inputs(run, model));
+  analysis.primary = detail::estimate_primary(run, std::move(model), std::move(evidence), parameters);
+  for (std::size_t g = 0; g < analysis.groups.size(); ++g) {
+    analysis.groups[g].lost_s = analysis.primary.group_lost_s[g];
+    analysis.groups[g].intrinsic_s = analysis.primary.group_intrinsic_s[g];
+  }
+  // Only the classes below read them: not kept in the result.
+  const std::vector<std::uint8_t> primary_flags = std::exchange(analysis.primary.segment_interfered, {});
   const bool mad4 = analysis.parameters.method == "mad4";
   analysis.interference_percent = mad4 ? analysis.paper_mad4_percent : analysis.primary.lost_percent;
   analysis.segment_impact_s = mad4 ? analysis.segment_mad4_impact_s : analysis.primary.segment_lost_s;

@@ -19,12 +19,6 @@ std::mt19937_64 engine_for(std::uint64_t seed, std::uint64_t stream);
 // sees the spread of a smaller sample, so its interval is conservative.
 std::vector<double> quantile_subsample(std::vector<double> values, std::size_t limit);
 
-// Primary estimate (primary.cpp): lost time, interval, intrinsic run time and
-// per-segment charges; needs the groups and the 4 MAD step done. Returns
-// per segment whether it was more likely delayed than not.
-std::vector<std::uint8_t> estimate_primary(const RunData& run, const AnalysisParameters& parameters,
-                                           RunAnalysis& analysis);
-
 // GEV fits and run-time predictions for the usable groups (predictions.cpp).
 void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis);
 

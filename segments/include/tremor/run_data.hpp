@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "tremor/counter_kind.hpp"
 #include "tremor/environment.hpp"
 #include "tremor/metrics.hpp"
 
@@ -26,35 +27,7 @@ namespace tremor {
 inline constexpr int kSchemaVersion = 5;
 inline constexpr int kOldestReadableSchemaVersion = 1;
 
-// The kind of the run's work counter (the recorder's counters::SourceKind):
-// a PAPI event, or the thread's CPU time read from its clock (with or without
-// context-switch records) or from context-switch records only (oncpu). The
-// values are those of the run file's enum.
-enum class CounterKind : std::uint8_t { papi = 0, thread_cputime = 1, thread_oncpu = 2 };
-inline constexpr std::array kCounterKinds{CounterKind::papi, CounterKind::thread_cputime, CounterKind::thread_oncpu};
-
-// The kind's name in the run file's enum, the spill header and the report.
-constexpr std::string_view to_string(CounterKind kind) {
-  switch (kind) {
-    case CounterKind::papi:
-      return "papi";
-    case CounterKind::thread_cputime:
-      return "thread_cputime";
-    case CounterKind::thread_oncpu:
-      return "thread_oncpu";
-  }
-  return "unknown";
-}
-
-constexpr std::optional<CounterKind> counter_kind_named(std::string_view name) {
-  for (const CounterKind kind : kCounterKinds) {
-    if (to_string(kind) == name) return kind;
-  }
-  return std::nullopt;
-}
-
-// Whether the work column is the thread's CPU time rather than a PAPI count.
-constexpr bool measures_cpu_time(CounterKind kind) { return kind != CounterKind::papi; }
+// The run's work counter: CounterKind (tremor/counter_kind.hpp, the run file's enum).
 
 // One bin (docs/statistics.md#quantization): the representative is sum/count, the
 // count-weighted mean; min and max keep the extremes for the EVT layer. Since

@@ -57,9 +57,9 @@
 #include <string_view>
 #include <vector>
 
-namespace tremor::counters {
+#include "tremor/counter_kind.hpp"
 
-enum class SourceKind : std::uint8_t { papi, thread_cputime, thread_oncpu };
+namespace tremor::counters {
 
 namespace detail {
 // Out of line: per-thread context-switch buffer, opened on the thread's first
@@ -103,18 +103,19 @@ class CounterSource {
   // The thread CPU-time fallback; always works.
   CounterSource() noexcept = default;
 
-  [[nodiscard]] SourceKind kind() const noexcept { return kind_; }
+  [[nodiscard]] CounterKind kind() const noexcept { return kind_; }
   // "papi", "thread_oncpu" or "thread_cputime".
   [[nodiscard]] std::string_view name() const noexcept;
   // Both fallbacks count the thread's CPU time in ns (the recorder treats
   // the CPU of MPI calls differently then).
-  [[nodiscard]] bool measures_cpu_time() const noexcept { return kind_ != SourceKind::papi; }
+  [[nodiscard]] bool measures_cpu_time() const noexcept { return tremor::measures_cpu_time(kind_); }
   // The events in use: the winning PAPI event, "CLOCK_THREAD_CPUTIME_ID"
   // (followed by "PERF_RECORD_SWITCH" when context-switch records fill in
   // between clock reads), or "PERF_RECORD_SWITCH" for thread_oncpu.
   [[nodiscard]] const std::vector<std::string>& events() const noexcept { return events_; }
-  // "ns" for the CPU-time sources; PAPI's unit for the event when it has one,
-  // otherwise "instructions" for *_INS presets and "count" for the rest.
+  // counter_unit(kind()) ("ns") for the CPU-time sources; PAPI's unit for
+  // the event when it has one, otherwise "instructions" for *_INS presets
+  // and "count" for the rest.
   [[nodiscard]] const std::string& unit() const noexcept { return unit_; }
 
   // Counter of the calling thread; never decreases on that thread. If a
@@ -122,13 +123,13 @@ class CounterSource {
   // and papi_thread_failures() counts it.
   [[nodiscard]] std::uint64_t read() const noexcept {
     // PAPI first: the normal case on hardware with counters.
-    if (kind_ == SourceKind::papi) return detail::read_papi_on_calling_thread(papi_event_code_, papi_generation_);
+    if (kind_ == CounterKind::papi) return detail::read_papi_on_calling_thread(papi_event_code_, papi_generation_);
     if (clock_period_ns_ == 0) return detail::read_thread_cputime_ns();
     return detail::read_oncpu_on_calling_thread(clock_period_ns_);
   }
   // Reads come from context-switch records: thread_oncpu always,
   // thread_cputime between its clock reads.
-  [[nodiscard]] bool uses_switch_records() const noexcept { return kind_ != SourceKind::papi && clock_period_ns_ != 0; }
+  [[nodiscard]] bool uses_switch_records() const noexcept { return kind_ != CounterKind::papi && clock_period_ns_ != 0; }
   // Whether take_slept() tells the thread's own blocking from preemption.
   [[nodiscard]] bool tells_own_blocking() const noexcept { return tells_own_blocking_; }
   // The calling thread's own blocking (switch-outs that did not preempt it),
@@ -148,14 +149,14 @@ class CounterSource {
 
  private:
   friend struct SourceFactory;
-  SourceKind kind_ = SourceKind::thread_cputime;
+  CounterKind kind_ = CounterKind::thread_cputime;
   int papi_event_code_ = 0;
   std::uint32_t papi_generation_ = 0;
   // CPU-time sources: 0 = the clock on every read.
   std::uint64_t clock_period_ns_ = 0;
   bool tells_own_blocking_ = false;  // context-switch records on a kernel that flags preemption
   std::vector<std::string> events_;
-  std::string unit_ = "ns";
+  std::string unit_{counter_unit(CounterKind::thread_cputime)};
 };
 
 struct EventRejection {

@@ -218,7 +218,6 @@ const std::array<double, 6>* MeasuredCells::io_amounts_of(std::size_t row, std::
 double MeasuredCells::column(std::size_t segment, std::vector<double>& column, bool with_io) {
   const std::size_t rows = run_.detail.ranks.size();
   column.assign(rows, 0.0);
-  io_parts_.assign(rows, 0.0);
   // Ranks that did the same I/O, or every kind of I/O a rank did: the
   // fastest of them, scaled to the rank's amounts, took what it costs.
   double largest_io = 0.0;
@@ -239,7 +238,7 @@ double MeasuredCells::column(std::size_t segment, std::vector<double>& column, b
     if (io_ranks_.size() >= 2) {
       estimators::io_stalls(io_ranks_, kIoStallFactor, io_beyond_);
       for (std::size_t i = 0; i < io_rows_.size(); ++i) {
-        column[io_rows_[i]] = io_parts_[io_rows_[i]] = io_beyond_[i];
+        column[io_rows_[i]] = io_beyond_[i];
         largest_io = std::max(largest_io, io_beyond_[i]);
       }
     }

@@ -79,8 +79,6 @@ class MeasuredCells {
                 std::span<const std::uint8_t> oversubscribed);
   // Returns the largest I/O part over the rows (before the slack).
   double column(std::size_t segment, std::vector<double>& column, bool with_io);
-  // The last column's I/O part of a row (before the slack).
-  double io_part(std::size_t row) const { return row < io_parts_.size() ? io_parts_[row] : 0.0; }
   // A row's off-CPU time in a segment less its slack, whether or not it shares CPUs.
   double off_cpu_less_slack(std::size_t row, std::size_t segment) const;
 
@@ -93,7 +91,6 @@ class MeasuredCells {
   const RunData& run_;
   std::span<const std::uint8_t> waiting_;
   std::span<const std::uint8_t> oversubscribed_;
-  std::vector<double> io_parts_;
   std::vector<std::array<double, 6>> io_amounts_;  // per detail signature entry
   std::vector<std::uint8_t> io_present_;           // per entry: any I/O at all
   DetailCells off_cpu_;

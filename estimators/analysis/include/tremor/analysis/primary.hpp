@@ -1,6 +1,6 @@
 // The primary interference estimate of a run (docs/statistics-primary.md):
 // one generative model of a segment's time, fitted to the run, and what it
-// says the run lost. Filled by analyze_run; RunAnalysis::primary holds it.
+// says the run lost. Returned by the estimator; RunAnalysis::primary holds it.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +44,14 @@ struct PrimaryEstimate {
   // collective's least wait beyond the collective's latency: every rank was
   // held inside that MPI call, so the diagnosis books it to MPI.
   std::vector<float> segment_collective_wait_s;
+  // Per segment: whether it was more likely delayed than not, or measured
+  // delayed (the primary method's interfered segments). analyze_run takes it
+  // out once it has set the segments' classes (empty in RunAnalysis::primary).
+  std::vector<std::uint8_t> segment_interfered;
+  // Per RunAnalysis group, over its primary subgroups (GroupResult::lost_s
+  // and intrinsic_s): the lost time, and the size-weighted mean intrinsic duration.
+  std::vector<double> group_lost_s;
+  std::vector<double> group_intrinsic_s;
   std::vector<double> subgroup_intrinsic_s;  // per primary subgroup, s
   std::size_t subgroups = 0;                 // groups after splitting by the previous segment's group
   std::size_t recurring_segments = 0;        // in split-off subgroups: compared with the same place in the cycle
