@@ -7,8 +7,9 @@
             in front of the profiler sleeps 3 +- 1 ms before half of that
             rank's collectives; the report names that rank first
   wrong     one run with the other flavour's library preloaded, one without
-            Tremor: same exit status, same output lines (apart from lines
-            holding times or dates), one explaining line from Tremor
+            Tremor: same exit status, as many output lines and the same
+            result lines (thermodynamic rows, SCF energy), one explaining
+            line from Tremor and no run file
 
 and the in-run analysis time of every run: the "analysis + report" seconds
 of the profiler's own finalize log line (TREMOR_LOG_LEVEL=debug), against
@@ -41,15 +42,17 @@ import h5py  # noqa: E402
 
 DELAY = {"TREMOR_INJECT_CALLS": "coll", "TREMOR_INJECT_PROBABILITY": "0.5",
          "TREMOR_INJECT_MEAN_US": "3000", "TREMOR_INJECT_SD_US": "1000"}
-# application: (MPI flavour of the Debian package, command, input files)
+# application: (MPI flavour of the Debian package, command, input files,
+# the lines of its output that carry the result: the thermodynamic rows, the
+# SCF energy)
 APPS = {
-    "lammps": ("openmpi", ["lmp", "-in", "in.melt"], [os.path.join(REPOSITORY, "validation/analysis-time/in.melt")]),
-    "nwchem": ("openmpi", ["nwchem", "water_scf.nw"], [os.path.join(REPOSITORY, "validation/where/water_scf.nw")]),
+    "lammps": ("openmpi", ["lmp", "-in", "in.melt"], [os.path.join(REPOSITORY, "validation/analysis-time/in.melt")],
+               re.compile(r"^\s+\d+\s+-?\d+\.\d+\s+-?\d+\.\d+")),
+    "nwchem": ("openmpi", ["nwchem", "water_scf.nw"], [os.path.join(REPOSITORY, "validation/where/water_scf.nw")],
+               re.compile(r"Total SCF energy")),
 }
 REPORT_START = "=== Tremor: interference report"
 FINALIZE = re.compile(r"analysis \+ report ([0-9.]+) s")
-# Lines of the application's own output that hold clock readings.
-VOLATILE = re.compile(r"\d+:\d+:\d+|[Tt]ime|[Ww]all|CPU|Performance|seconds|\||date|%")
 
 
 def launcher(flavour):
@@ -87,7 +90,7 @@ def report_lines(text):
 
 
 def profiled_run(app, build, kind, run_number, work, tremor):
-    flavour, command, inputs = APPS[app]
+    flavour, command, inputs, _ = APPS[app]
     out = os.path.join(work, f"{kind}-{run_number}")
     prepare(out, inputs)
     preload = [os.path.join(build, "interpose", f"libtremor-{flavour}.so")]
@@ -125,12 +128,17 @@ def profiled_run(app, build, kind, run_number, work, tremor):
             "class": report["class"], "load_1min": os.getloadavg()[0]}
 
 
-def steady(text):
-    return [line for line in text.splitlines() if not VOLATILE.search(line)]
+def same_output(plain, wrong, result):
+    """The same number of lines and the same result lines: the rest holds
+    clock readings, memory addresses and rounding noise that differ between
+    any two runs."""
+    plain_lines, wrong_lines = plain.splitlines(), wrong.splitlines()
+    results = [[line for line in lines if result.search(line)] for lines in (plain_lines, wrong_lines)]
+    return len(plain_lines) == len(wrong_lines) and results[0] == results[1] and len(results[0]) > 0
 
 
 def wrong_library_run(app, other_build, work):
-    flavour, command, inputs = APPS[app]
+    flavour, command, inputs, result = APPS[app]
     other = "mpich" if flavour == "openmpi" else "openmpi"
     outcomes = {}
     for kind, preload in (("plain", None), ("wrong", os.path.join(other_build, "interpose", f"libtremor-{other}.so"))):
@@ -141,11 +149,13 @@ def wrong_library_run(app, other_build, work):
             settings["LD_PRELOAD"] = preload
         exports = [item for key in settings for item in ("-x", key)] if flavour == "openmpi" else []
         outcomes[kind] = (run(launcher(flavour) + exports + command, clean_env(settings), out), out)
+        with open(os.path.join(out, "stdout.txt"), "w") as sink:
+            sink.write(outcomes[kind][0].stdout)
     plain, wrong = outcomes["plain"][0], outcomes["wrong"][0]
     tremor_lines = [line for line in wrong.stderr.splitlines() if line.startswith("[tremor]")]
     return {"app": app, "kind": "wrong_library", "plain_exit": plain.returncode, "wrong_exit": wrong.returncode,
             "same_exit": int(plain.returncode == wrong.returncode),
-            "same_output": int(steady(plain.stdout) == steady(wrong.stdout)),
+            "same_output": int(same_output(plain.stdout, wrong.stdout, result)),
             "tremor_lines": len(tremor_lines), "tremor_line": tremor_lines[0] if tremor_lines else "",
             "files_written": len(glob.glob(os.path.join(outcomes["wrong"][1], "*.h5")))}
 
