@@ -29,11 +29,17 @@ concurrent_tests+='|integration\.long_run_.*|hostile\.(analyze|compare|plot|fit|
 concurrent_tests+='|ux\.(tremor_run_help|tremor_plot_command|many_groups_page|many_groups_compare))$'
 flavour_tests() {  # flavour_tests FLAVOUR: CTest, then the skips
   local build=$top/build-$1 rc=0
-  rm -f "$build"/ctest-junit-concurrent.xml "$build"/ctest-junit.xml
+  rm -f "$build"/ctest-junit-concurrent.xml "$build"/ctest-junit.xml "$build"/replay-table-*.txt
   (cd "$build" && ctest --output-on-failure --timeout 600 -j 2 -R "$concurrent_tests" \
     --output-junit ctest-junit-concurrent.xml) || rc=1
   (cd "$build" && ctest --output-on-failure --no-tests=error --timeout 600 -E "$concurrent_tests" \
     --output-junit ctest-junit.xml) || rc=1
+  # The replay check's table (CTest keeps only a passing test's first kilobyte).
+  for table in "$build"/replay-table-*.txt; do
+    [ -f "$table" ] || continue
+    echo "== replays: $(basename "$table" .txt | sed 's/^replay-table-//')"
+    cat "$table"
+  done
   for junit in "$build"/ctest-junit-concurrent.xml "$build"/ctest-junit.xml; do
     [ -f "$junit" ] || continue
     "$top/scripts/print-skips.py" "$junit" || rc=1

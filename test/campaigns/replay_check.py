@@ -154,20 +154,26 @@ def main():
     parser.add_argument("--data", default=os.path.join(HERE, "..", "data", "replays"))
     parser.add_argument("--only", help="one workload's replays")
     parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--table", help="also write what is printed to this file (scripts/test-all.sh shows it)")
     args = parser.parse_args()
+    lines = []
+
+    def say(text):
+        print(text)
+        lines.append(text)
     r, worst = replay_tolerance.relative_spread()
     folders = sorted(f for f in glob.glob(os.path.join(args.data, args.only or "*", "*-[0-9]*")) if os.path.isdir(f))
     if not folders:
-        print(f"CHECK FAILED: no replays under {args.data}")
+        say(f"CHECK FAILED: no replays under {args.data}")
         return 1
     known = known_misses(args.data)
-    print(f"tolerance: {replay_tolerance.MARGIN:g} x {r:.4f} x (truth + high), from the held-out campaigns "
+    say(f"tolerance: {replay_tolerance.MARGIN:g} x {r:.4f} x (truth + high), from the held-out campaigns "
           f"(largest relative miss: {worst[0]} {worst[1]})")
     with tempfile.TemporaryDirectory(prefix="tremor-replays-") as work:
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             rows = list(pool.map(lambda item: examine(args.tremor, args.data, item[1], os.path.join(work, str(item[0])), r),
                                  enumerate(folders)))
-    print(f"{'replay':34s} {'truth %':>8s} {'band %':>17s} {'estimate %':>10s} {'interval %':>17s} {'class':6s} verdict")
+    say(f"{'replay':34s} {'truth %':>8s} {'band %':>17s} {'estimate %':>10s} {'interval %':>17s} {'class':6s} verdict")
     failures = []
     for row in rows:
         name, failed = row["name"], row["failed"]
@@ -178,7 +184,7 @@ def main():
             verdict = "ok" if not failed else "FAIL: " + "; ".join(failed)
         if not row["meets_band"]:
             verdict += "; interval misses the band"
-        print(f"{name:34s} {row['truth']:8.2f} [{row['low']:6.2f}, {row['high']:6.2f}] {row['estimate']:10.2f} "
+        say(f"{name:34s} {row['truth']:8.2f} [{row['low']:6.2f}, {row['high']:6.2f}] {row['estimate']:10.2f} "
               f"[{row['ci'][0]:6.2f}, {row['ci'][1]:6.2f}] {row['class']:6s} {verdict}")
         failures += [f"{name}: {text}" for text in failed]
     listed = [name for name in known if not any(row["name"] == name for row in rows)]
@@ -186,7 +192,7 @@ def main():
         failures.append(f"known_misses.csv lists replays that do not exist: {listed}")
     n = len(rows)
     meets, meets_band, positive = (sum(row[key] for row in rows) for key in ("meets", "meets_band", "positive_width"))
-    print(f"interval meets the widened band in {meets} of {n} replays ({meets / n:.0%}; at least "
+    say(f"interval meets the widened band in {meets} of {n} replays ({meets / n:.0%}; at least "
           f"{MIN_INTERVAL_COVERAGE:.0%} required), the band itself in {meets_band} ({meets_band / n:.0%}); "
           f"positive width in {positive} ({positive / n:.0%}; at least {MIN_POSITIVE_WIDTH:.0%} required)")
     if meets < MIN_INTERVAL_COVERAGE * n:
@@ -194,8 +200,11 @@ def main():
     if positive < MIN_POSITIVE_WIDTH * n:
         failures.append(f"the interval has a positive width in only {positive / n:.0%} of the replays")
     for failure in failures:
-        print("CHECK FAILED:", failure)
-    print(f"replays: {n - len({f.split(':')[0] for f in failures if ':' in f})} of {n} passed")
+        say("CHECK FAILED:", failure)
+    say(f"replays: {n - len({f.split(':')[0] for f in failures if ':' in f})} of {n} passed")
+    if args.table:
+        with open(args.table, "w") as sink:
+            sink.write("\n".join(lines) + "\n")
     return 1 if failures else 0
 
 
