@@ -4,7 +4,7 @@
 Strings in Tremor's JSON come from run files, command lines, host names and
 the environment, and may hold bytes that are not UTF-8; nlohmann::json's
 dump() throws on those unless told to replace them. json_text
-(estimators/include/tremor/json_text.hpp) does, so every writer goes
+(estimators/json/include/tremor/json_text.hpp) does, so every writer goes
 through it: a `.dump(` in the C++ sources of the components (tests aside) is
 an offence, printed as file:line.
 
@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 COMPONENTS = ("interpose", "counters", "segments", "estimators", "injector")
-WRITER = pathlib.Path("estimators/include/tremor/json_text.hpp")
+WRITER = pathlib.Path("estimators/json/include/tremor/json_text.hpp")
 DUMP = re.compile(r"\.\s*dump\s*\(")
 
 
