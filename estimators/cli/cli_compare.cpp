@@ -23,6 +23,7 @@
 #include "option_values.hpp"
 #include "output_file.hpp"
 #include "tremor/analysis/compare.hpp"
+#include "tremor/analysis/html_view.hpp"
 #include "tremor/run_file.hpp"
 
 namespace tremor::cli {
@@ -36,6 +37,18 @@ struct CompareCommandOptions {
   std::string html_path;
   double tolerance_percent = analysis::kDefaultIntrinsicTolerancePercent;
 };
+
+// A formatter's text; the HTML page comes from tremor-plot (html_view.hpp), which may be missing.
+std::string rendered(const analysis::CompareFormatter& formatter, const analysis::Comparison& comparison) {
+  try {
+    return formatter.render(comparison);
+  } catch (const analysis::HtmlRendererFailure& failure) {
+    throw CommandFailure(std::string("no ") + std::string(formatter.name) + " page: " + failure.what() +
+                             (failure.renderer_missing() ? " (install Tremor with its scripts, or put tremor-plot on PATH)"
+                                                         : ""),
+                         failure.renderer_missing() ? Exit::missing_program : Exit::internal);
+  }
+}
 
 void compare_in_child(const CompareCommandOptions& options) {
   if (options.paths.size() < 2) {
@@ -67,10 +80,10 @@ void compare_in_child(const CompareCommandOptions& options) {
   for (std::size_t r = 0; r < comparison.runs.size(); ++r) comparison.runs[r].file = options.paths[r];  // as given
   if (!options.html_path.empty()) {
     const analysis::CompareFormatter* html = analysis::find_format(analysis::compare_formatters(), "html");
-    write_output_file(options.html_path, html->render(comparison), analysis::kCompareHtmlMarker, inputs);
+    write_output_file(options.html_path, rendered(*html, comparison), analysis::kCompareHtmlMarker, inputs);
   }
   const auto chosen = analysis::choose_formats(analysis::compare_formatters(), options.json ? "json" : options.format);
-  for (const analysis::CompareFormatter* formatter : chosen.formatters) std::cout << formatter->render(comparison);
+  for (const analysis::CompareFormatter* formatter : chosen.formatters) std::cout << rendered(*formatter, comparison);
   std::cout.flush();
 }
 

@@ -38,7 +38,7 @@ inline constexpr std::array kExitCodes{
                  "or writing it failed (nothing is left half-written)"},
     ExitCodeInfo{Exit::internal, "internal error (a bug: please report it)"},
     ExitCodeInfo{Exit::missing_program,
-                 "`tremor plot`: tremor-plot, its Python or the tremor tool it needs is missing"},
+                 "`tremor plot`, `compare --html`: tremor-plot, its Python or the tremor tool it needs is missing"},
 };
 
 constexpr int status(Exit code) { return static_cast<int>(code); }

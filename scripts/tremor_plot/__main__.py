@@ -73,12 +73,40 @@ def run(options) -> int:
     return exit_codes.OK
 
 
+def render_view_file(path: str) -> int:
+    """`tremor-plot --view FILE|-`: the page of a view (html_page.render_view) on stdout.
+    `tremor compare --html` calls it, so both pages come from one renderer."""
+    import json
+
+    from .html_page import render_view
+    try:
+        if path == "-":
+            view = json.load(sys.stdin)
+        else:
+            with open(path, encoding="utf-8") as handle:
+                view = json.load(handle)
+        page = render_view(view)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        print(f"tremor-plot: unusable view {path}: {error}", file=sys.stderr)
+        return exit_codes.BAD_INPUT
+    sys.stdout.write(page)
+    sys.stdout.flush()
+    return exit_codes.OK
+
+
 def main(argv: list[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else argv
+    if arguments[:1] == ["--view"]:
+        if len(arguments) != 2:
+            print("tremor-plot: usage: tremor-plot --view FILE|-", file=sys.stderr)
+            return exit_codes.USAGE
+        return render_view_file(arguments[1])
     parser = Parser(
         prog="tremor-plot",
         description="Render a Tremor run file (.h5) as a self-contained HTML page and/or PNG charts. "
                     "The run file is first checked by `tremor analyze --check`.",
-        epilog="Exit status: 0 done, 1 usage error, 2 unreadable or invalid run file, 4 output refused or not "
+        epilog="tremor-plot --view FILE|- draws a page view (JSON; what `tremor compare --html` passes) on "
+               "stdout. Exit status: 0 done, 1 usage error, 2 unreadable or invalid run file, 4 output refused or not "
                "written, 70 internal error, 127 no tremor tool to check the run file.")
     parser.add_argument("run_file", help="the .h5 file written at MPI_Finalize")
     parser.add_argument("-o", "--output", help="HTML file to write (replaces only a page tremor-plot wrote); "

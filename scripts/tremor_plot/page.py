@@ -1,28 +1,15 @@
 """Assembles the self-contained HTML report: inline CSS, images as base64 data URIs."""
 from __future__ import annotations
 
-import base64
 from html import escape
 
+from .html_page import document, image_tag
 from .output import HTML_MARKER
 from .ranking import HISTOGRAM_GROUPS, groups_by_impact, impact_key
 from .run_file import RunView
 
 # Not used by any chart, so a screenshot test can find the light by its colour.
 LIGHTS = {"low": ("#1ab04c", "GREEN"), "medium": ("#f5a600", "AMBER"), "high": ("#e61919", "RED")}
-
-STYLE = """
-body{font-family:sans-serif;margin:24px auto;max-width:1150px;color:#222;background:#fff}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
-.headline{display:flex;align-items:center;gap:20px;padding:14px;border:1px solid #ddd;border-radius:8px}
-.light{width:64px;height:64px;border-radius:50%;flex:none;box-shadow:0 0 0 4px #333}
-.figure{font-size:26px;font-weight:bold}.sub{color:#555;font-size:14px;margin-top:4px}
-table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
-th{background:#f2f2f2}td.text,th.text{text-align:left}
-img{max-width:100%;display:block;margin:6px 0}
-ul.warnings li{margin:4px 0}.muted{color:#777;font-size:12px}
-details.groups>summary{cursor:pointer;font-size:14px;margin:6px 0}
-"""
 
 
 def _number(value, digits: int = 3) -> str:
@@ -31,11 +18,6 @@ def _number(value, digits: int = 3) -> str:
     if isinstance(value, float):
         return f"{value:.{digits}f}"
     return escape(str(value))
-
-
-def image_tag(png: bytes, alt: str) -> str:
-    data = base64.b64encode(png).decode("ascii")
-    return f'<img alt="{escape(alt)}" src="data:image/png;base64,{data}">'
 
 
 def _headline(report: dict) -> str:
@@ -255,6 +237,4 @@ def render_page(run: RunView, charts: dict[str, bytes | None]) -> str:
         "<h2>Warnings</h2>", _warnings(report),
         "<h2>Effective configuration</h2>", _configuration(run),
     ]
-    body = "\n".join(sections)
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{HTML_MARKER.decode()}'
-            f"<title>Tremor report</title><style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+    return document("Tremor report", HTML_MARKER.decode(), sections)

@@ -16,6 +16,7 @@ import sys
 
 REQUIRED = ("tremor::analysis::report_run", "tremor::analysis::render_text_report", "tremor::analysis::report_json")
 FORBIDDEN = ("tremor::analysis::compare_runs", "tremor::analysis::render_compare_html",
+             "tremor::analysis::render_html_view",
              "tremor::analysis::compare_formatters", "tremor::analysis::compare_json")
 
 symbols = subprocess.run(["nm", "-C", "--defined-only", sys.argv[1]], capture_output=True, text=True,

@@ -270,7 +270,7 @@ def measure_and_compare(folder):
             if os.path.isfile(page):
                 with open(page, encoding="utf-8") as handle:
                     html = handle.read()
-                check('<td class="differs">3</td>' in html, "the page highlights the differing variable")
+                check('<td class="text differs">3</td>' in html, "the page highlights the differing variable")
                 check(verdict["text"] in html, "the page shows the verdict")
         text = compare(base, noisy, "--tolerance", TOLERANCE_TEXT)
         check(text.returncode == 0, "text output exit 0")

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "tremor/analysis/compare.hpp"
+#include "tremor/analysis/html_view.hpp"
 #include "tremor/json_text.hpp"
 
 namespace tremor::analysis {
@@ -224,29 +225,6 @@ std::string render_table_text(const Table& table) {
   return out.str();
 }
 
-std::string html_escape(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string render_compare_text(const Comparison& comparison) {
@@ -267,45 +245,32 @@ std::string render_compare_text(const Comparison& comparison) {
   return out;
 }
 
-std::string render_compare_html(const Comparison& comparison) {
-  std::ostringstream out;
-  out << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">" << kCompareHtmlMarker
-      << "<title>Tremor comparison</title>\n<style>"
-         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:1.5em}"
-         "th,td{border:1px solid #bbb;padding:3px 8px;text-align:left}th{background:#eee}"
-         "td.differs{background:#ffe08a;font-weight:bold}p.verdict{font-size:1.2em;font-weight:bold}"
-         "p.warning{color:#a00;font-weight:bold}</style></head><body>\n<h1>Tremor comparison</h1>\n";
+nlohmann::json compare_view(const Comparison& comparison) {
+  nlohmann::json blocks = nlohmann::json::array();
   for (const std::string& warning : comparison.warnings) {
-    out << "<p class=\"warning\">Warning: " << html_escape(warning) << "</p>\n";
+    blocks.push_back({{"paragraph", "Warning: " + warning}, {"class", "warning"}});
   }
-  for (const Verdict& verdict : comparison.verdicts) {
-    out << "<p class=\"verdict\">" << html_escape(verdict.text) << "</p>\n";
-  }
+  for (const Verdict& verdict : comparison.verdicts) blocks.push_back({{"paragraph", verdict.text}, {"class", "verdict"}});
   for (const RunRow& row : comparison.runs) {
-    out << "<p>" << html_escape(row.label) << ": " << html_escape(row.file)
-        << (&row == &comparison.runs.front() ? " (reference)" : "") << "</p>\n";
+    blocks.push_back(
+        {{"paragraph", row.label + ": " + row.file + (&row == &comparison.runs.front() ? " (reference)" : "")}});
   }
   for (const Table& table : build_tables(comparison, comparison.groups.size())) {
-    out << "<h2>" << html_escape(table.title) << "</h2>\n";
+    blocks.push_back({{"heading", table.title}});
     if (!table.rows.empty()) {
-      out << "<table>\n<tr>";
-      for (const std::string& cell : table.header) out << "<th>" << html_escape(cell) << "</th>";
-      out << "</tr>\n";
-      for (std::size_t r = 0; r < table.rows.size(); ++r) {
-        out << "<tr>";
-        for (std::size_t c = 0; c < table.rows[r].size(); ++c) {
-          out << (table.highlighted[r][c] ? "<td class=\"differs\">" : "<td>") << html_escape(table.rows[r][c])
-              << "</td>";
-        }
-        out << "</tr>\n";
-      }
-      out << "</table>\n";
+      blocks.push_back({{"table",
+                         {{"header", table.header},
+                          {"rows", table.rows},
+                          {"highlighted", table.highlighted},
+                          {"text_columns", table.header.size()}}}});
     }
-    if (!table.note.empty()) out << "<p>" << html_escape(table.note) << "</p>\n";
+    std::istringstream notes(table.note);
+    for (std::string note; std::getline(notes, note);) blocks.push_back({{"paragraph", note}});
   }
-  out << "</body></html>\n";
-  return out.str();
+  return {{"title", "Tremor comparison"}, {"marker", kCompareHtmlMarker}, {"blocks", std::move(blocks)}};
 }
+
+std::string render_compare_html(const Comparison& comparison) { return render_html_view(compare_view(comparison)); }
 
 nlohmann::json compare_json(const Comparison& comparison) {
   nlohmann::json out;

@@ -146,9 +146,13 @@ inline constexpr std::string_view kCompareHtmlMarker = "<meta name=\"generator\"
 // names runs A, B, ... with a legend line per file, marks values that differ
 // from the reference run with `*` (and says so) and keeps lines within
 // kCompareTextColumns; the HTML page is self-contained and highlights them.
+// The page is drawn by Tremor's one HTML renderer (the run page's, in
+// tremor-plot) from compare_view: the same tables as blocks
+// (html_view.hpp), the cells highlighted that differ from the reference.
 nlohmann::json compare_json(const Comparison& comparison);
 std::string render_compare_text(const Comparison& comparison);
-std::string render_compare_html(const Comparison& comparison);
+nlohmann::json compare_view(const Comparison& comparison);
+std::string render_compare_html(const Comparison& comparison);  // throws HtmlRendererFailure
 
 // The comparison's registry of formatters (text first: the default): text,
 // json and html; `tremor compare --format` names its entries.
