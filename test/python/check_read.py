@@ -41,8 +41,8 @@ def check_run(path):
     with h5py.File(path, "r") as handle:
         segment_count = handle["segments/duration_s"].shape[0]
         detail_ranks = handle["detail/ranks"][()]
-        work_codes = handle["detail/work"][()]
-        work_values = handle["bins/work/value"][()]
+        work_codes = handle["detail"]["work"][()]
+        work_values = handle["bins"]["work"]["value"][()]
         stored = json.loads(handle["analysis/report_json"][()]) if "analysis/report_json" in handle else None
     # Segment counts.
     check(report["segments"] == segment_count == len(run.timeline), f"{path}: {len(run.timeline)} timeline rows")
