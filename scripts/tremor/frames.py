@@ -76,13 +76,10 @@ def segments(recorded: Recorded, report: dict, per_segment: pd.DataFrame) -> pd.
     for feature, values in recorded.detail_bytes.items():
         columns[feature] = values.astype(np.int64).ravel()
     frame = pd.DataFrame(columns, index=index)
-    for name in ("call", "group", "excess_s", "mad4_excess_s", "interfered"):
-        frame[name] = np.tile(per_segment[name].array, len(ranks)) if name != "call" else \
-            pd.Categorical.from_codes(np.tile(per_segment["call"].cat.codes, len(ranks)),
-                                      per_segment["call"].cat.categories)
-    frame["group"] = frame["group"].astype("Int64")
-    frame["excess_s"] = frame["excess_s"].astype("Float64")
-    frame["mad4_excess_s"] = frame["mad4_excess_s"].astype("Float64")
+    calls = per_segment["call"]
+    frame["call"] = pd.Categorical.from_codes(np.tile(calls.cat.codes, len(ranks)), calls.cat.categories)
+    for name in ("group", "excess_s", "mad4_excess_s", "interfered"):
+        frame[name] = pd.array(np.tile(per_segment[name].array, len(ranks)), dtype=per_segment[name].dtype)
     frame["late"] = np.repeat(ranks, count) == np.tile(per_segment["late_rank"].to_numpy(), len(ranks))
     return frame
 

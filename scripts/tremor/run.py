@@ -51,7 +51,8 @@ class Run:
     def __repr__(self) -> str:
         lost = self.metadata.get("lost_percent")
         figure = f"{lost:.1f} % lost" if lost is not None else "no estimate"
-        return f"<tremor.Run {self.path}: {self.metadata['mpi.world.size']} ranks, {len(self.timeline)} segments, {figure}>"
+        size = self.metadata["mpi.world.size"]
+        return f"<tremor.Run {self.path}: {size} ranks, {len(self.timeline)} segments, {figure}>"
 
 
 def _user(path: str) -> str:
