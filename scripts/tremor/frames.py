@@ -63,7 +63,7 @@ def timeline(recorded: Recorded, report: dict) -> pd.DataFrame:
     return frame
 
 
-def segments(recorded: Recorded, report: dict, per_segment: pd.DataFrame) -> pd.DataFrame:
+def segments(recorded: Recorded, per_segment: pd.DataFrame) -> pd.DataFrame:
     """One row per detail rank and segment (index [rank, segment]): the rank's own
     recorded values beside its segment's analysis (the same on every rank's row)."""
     ranks = recorded.detail_ranks

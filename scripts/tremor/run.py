@@ -37,7 +37,7 @@ class Run:
         self.report = report
         self.segment_analysis_current = frames.segment_analysis_current(recorded, report)
         self.timeline = frames.timeline(recorded, report)
-        self.segments = frames.segments(recorded, report, self.timeline)
+        self.segments = frames.segments(recorded, self.timeline)
         self.groups = frames.groups(report)
         self.ranks = frames.ranks(recorded, report)
         self.nodes = frames.nodes(recorded, report, self.ranks)
