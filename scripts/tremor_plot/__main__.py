@@ -6,7 +6,7 @@ import os
 import sys
 
 from . import exit_codes, output
-from .run_file import RunFileError, check_run_file, load_run
+from .run_file import RunFileError, load_run
 
 CHART_NAMES = ("timeline", "distributions", "stragglers", "speed", "components", "predictions")
 
@@ -53,7 +53,6 @@ def run(options) -> int:
         raise output.OutputRefused(f"will not write into {options.png}: it exists and is not a directory")
     for path, marker in planned_outputs(options):
         output.check(path, marker, inputs)
-    check_run_file(options.run_file)
     run_view = load_run(options.run_file)
     rendered = build_charts(run_view)
     if options.png:
@@ -104,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = Parser(
         prog="tremor-plot",
         description="Render a Tremor run file (.h5) as a self-contained HTML page and/or PNG charts. "
-                    "The run file is first checked by `tremor analyze --check`.",
+                    "The run file is read with the tremor package, which analyses it with `tremor analyze`.",
         epilog="tremor-plot --view FILE|- draws a page view (JSON; what `tremor compare --html` passes) on "
                "stdout. Exit status: 0 done, 1 usage error, 2 unreadable or invalid run file, 4 output refused or not "
                "written, 70 internal error, 127 no tremor tool to check the run file.")

@@ -14,6 +14,8 @@ CAPABILITIES = {
     "no-unshare": "no root, or unshare --uts --mount is refused: no UTS namespaces for fake nodes",
     "few-cores": "fewer CPUs than the test's ranks",
     "no-chromium": "no Chromium to render the page",
+    "no-hatchet": "LLNL's Hatchet is not importable (Debian has no package of it): "
+                  "tremor.hatchet.graphframe cannot be built",
 }
 
 SKIP_PREFIX = "SKIPPED: capability "

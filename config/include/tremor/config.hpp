@@ -133,8 +133,8 @@ std::vector<std::string> config_file_name_messages(std::span<const std::string> 
                                                    std::span<const std::string_view> environment_only);
 // Environment names read by the scripts and tools rather than the settings
 // table (TREMOR_CONFIG names a settings file); prefixes end in '_'.
-inline constexpr std::array<std::string_view, 7> kToolEnvironment{
-    "TREMOR_CONFIG", "TREMOR_LIBDIR", "TREMOR_PYTHON", "TREMOR_PLOT_TOOL", "TREMOR_TEST_NEEDS",
+inline constexpr std::array<std::string_view, 8> kToolEnvironment{
+    "TREMOR_CONFIG", "TREMOR_LIBDIR", "TREMOR_PYTHON", "TREMOR_PLOT_TOOL", "TREMOR_BIN", "TREMOR_TEST_NEEDS",
     "TREMOR_TEST_PRELOAD_RANKS_ONLY", "TREMOR_MUTANTS_"};
 std::string_view to_string(ReportDetail detail);  // "short" or "full"
 
