@@ -18,7 +18,7 @@ if [ "${1:-}" = --tests ]; then
     clang libclang-rt-14-dev   # libFuzzer and the sanitizer pass (scripts/test-sanitizers.sh)
     openmpi-bin libopenmpi-dev   # the second flavour
     papi-tools hdf5-tools catch2 libbenchmark-dev
-    python3-scipy python3-matplotlib
+    python3-scipy python3-matplotlib python3-pandas   # tremor-plot and the tremor Python package
     chromium   # renders the HTML report in the ux tests
     valgrind   # callgrind: scripts/bench-overhead.sh --callgrind
     elk-lapw   # a real Fortran MPI application (Open MPI): coverage tests, campaigns
