@@ -200,7 +200,7 @@ def main():
     if positive < MIN_POSITIVE_WIDTH * n:
         failures.append(f"the interval has a positive width in only {positive / n:.0%} of the replays")
     for failure in failures:
-        say("CHECK FAILED:", failure)
+        say(f"CHECK FAILED: {failure}")
     say(f"replays: {n - len({f.split(':')[0] for f in failures if ':' in f})} of {n} passed")
     if args.table:
         with open(args.table, "w") as sink:

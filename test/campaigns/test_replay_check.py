@@ -10,10 +10,16 @@ tolerance's derivation on the held-out tables kept in validation/heldout/:
 - a run with nothing planted fails when HIGH or above its band's high end
   plus the tolerance;
 - an I/O-only run whose lost time is booked elsewhere fails;
-- the interval "meets" the band only when the two overlap.
+- the interval "meets" the band only when the two overlap;
+- run as CI runs it, an estimator that always answers 0 makes the check
+  exit 1 and say why on its output and in its table (a check that fails
+  without its reason, or with a traceback, fails here).
 """
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "validation", "campaigns"))
@@ -83,6 +89,24 @@ headline = report(10.5, (10.1, 10.9))
 headline["interference_percent"] = 3.0
 _, _, failed = replay_check.judge("sparse", 10.0, 10.2, 11.0, headline, R)
 expect(failed != [], "a headline other than the primary estimate fails")
+
+# End to end: one real replay, analysed by a "tremor" that always answers 0.
+with tempfile.TemporaryDirectory(prefix="replay-check-") as scratch:
+    data = os.path.join(scratch, "replays")
+    shutil.copytree(os.path.join(HERE, "..", "data", "replays", "demo", "sparse-0"), os.path.join(data, "demo", "sparse-0"))
+    zero = os.path.join(scratch, "tremor")
+    with open(zero, "w") as handle:
+        handle.write('#!/bin/sh\necho \'{"interference_percent": 0, "lost_percent": 0, "method": "primary", '
+                     '"lost_percent_ci": [0, 0], "class": "low", "diagnosis": {}}\'\n')
+    os.chmod(zero, 0o755)
+    table = os.path.join(scratch, "table.txt")
+    result = subprocess.run([sys.executable, os.path.join(HERE, "replay_check.py"), "--tremor", zero, "--data", data,
+                             "--table", table], capture_output=True, text=True, timeout=300)
+    expect(result.returncode == 1, f"an estimator answering 0 fails the check (exit {result.returncode})")
+    expect("Traceback" not in result.stderr, "the check fails by its verdict, not by a crash")
+    reason = "CHECK FAILED: demo/sparse-0: estimate 0.00 % outside"
+    expect(reason in result.stdout, "the check's output says which replay failed and why")
+    expect(os.path.exists(table) and reason in open(table).read(), "the table file says it too")
 
 print(f"{len(failures)} failed")
 sys.exit(1 if failures else 0)
