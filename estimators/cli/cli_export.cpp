@@ -227,6 +227,11 @@ void export_in_child(const ExportCommandOptions& options, const analysis::Chrome
       analysis::parameters_from_stored_configuration(run->meta.configuration, options.overrides, &messages);
   for (const std::string& message : messages) std::cerr << "tremor: note: " << message << '\n';
   const analysis::RunAnalysis result = analysis::analyze_run(*run, parameters);
+  if (trace_options.from_s > result.run_time_s) {
+    throw CommandFailure("--from " + std::to_string(trace_options.from_s) + " is after the run's end (" +
+                             std::to_string(result.run_time_s) + " s)",
+                         Exit::usage);
+  }
   const analysis::ReportInput input{*run, result, options.path, ReportDetail{}, analysis::report_json(*run, result, options.path)};
   analysis::ChromeTrace trace;
   try {

@@ -17,8 +17,6 @@ import shutil
 import subprocess
 import sys
 
-import h5py
-
 PHASES = {"X", "M", "C"}
 METADATA = {"process_name": ("name", str), "thread_name": ("name", str),
             "process_sort_index": ("sort_index", int), "thread_sort_index": ("sort_index", int)}
@@ -223,6 +221,7 @@ def check_counts(args):
     export(args, run_file)
     trace = load(run_file[:-3] + ".trace.json")
     segments = report(args, run_file)["segments"]
+    import h5py  # only this check reads the run file itself
     with h5py.File(run_file, "r") as h5:
         detail = len(h5["detail/ranks"][:])
     got = len(rank_slices(trace))
@@ -271,8 +270,9 @@ def check_damaged(args):
 
 
 def check_filters(args):
-    """--ranks, --from/--to keep what they name (fails an exporter ignoring them); .gz is gzip and parses; an
-    existing file is never replaced unless it is a trace."""
+    """--ranks, --from/--to keep what they name (fails an exporter ignoring them, or one writing an empty trace
+    for a window after the run); .gz is gzip and parses; an existing file is never replaced unless it is a
+    trace."""
     run_file = replay_copy(args, "filters")
     folder = os.path.dirname(run_file)
     full_path = os.path.join(folder, "full.trace.json")
@@ -288,6 +288,9 @@ def check_filters(args):
     expected = [e for e in rank_slices(full) if e["ts"] + e["dur"] >= start * 1e6 and e["ts"] <= end * 1e6]
     if rank_slices(window) != expected or not 0 < len(expected) < len(rank_slices(full)):
         fail(f"--from/--to kept {len(rank_slices(window))} slices, wanted {len(expected)} of {len(rank_slices(full))}")
+    late = export(args, run_file, "--from", "1000", "-o", os.path.join(folder, "late.trace.json"), expect=1)
+    if "after the run's end" not in late.stderr:
+        fail(f"--from after the run's end: {late.stderr!r}")
     for problems in (validate(one), validate(window)):
         if problems:
             fail("a filtered trace is invalid: " + "; ".join(problems[:5]))

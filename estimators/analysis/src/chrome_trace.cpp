@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <map>
 #include <set>
-#include <stdexcept>
 
 #include "chrome_trace_layout.hpp"
 #include "tremor/json_text.hpp"
@@ -77,16 +76,18 @@ class EventWriter {
     ++count_;
   }
 
-  // Metadata: process or thread name and sort index.
-  void metadata(std::string_view what, std::int64_t pid, std::int64_t tid, std::string_view quoted_value,
-                bool is_name) {
+  // Metadata: a process's or thread's name (`what`: process_name, thread_name) and sort index.
+  void name(std::string_view what, std::int64_t pid, std::int64_t tid, const std::string& text) {
     open('M', json_string(what), pid, tid);
     begin_args();
-    if (is_name) {
-      raw_arg("name", quoted_value);
-    } else {
-      raw_arg("sort_index", quoted_value);
-    }
+    raw_arg("name", json_string(text));
+    end_args();
+    close();
+  }
+  void sort_index(std::string_view what, std::int64_t pid, std::int64_t tid, std::int64_t index) {
+    open('M', json_string(what), pid, tid);
+    begin_args();
+    whole_arg("sort_index", index);
     end_args();
     close();
   }
@@ -127,29 +128,25 @@ class EventWriter {
   bool first_arg_ = true;
 };
 
-std::string whole_text(std::int64_t value) { return std::to_string(value); }
-
 void write_metadata(const TraceLayout& layout, EventWriter& events) {
   std::set<std::int64_t> nodes_named;
   for (const chrome_trace_detail::ShownRank& shown : layout.shown) {
-    if (nodes_named.insert(shown.pid).second) {
-      events.metadata("process_name", shown.pid, tid_of_rank(shown.rank), json_string(shown.hostname), true);
-      events.metadata("process_sort_index", shown.pid, tid_of_rank(shown.rank), whole_text(shown.pid), false);
-    }
     const std::int64_t tid = tid_of_rank(shown.rank);
-    events.metadata("thread_name", shown.pid, tid, json_string("rank " + std::to_string(shown.rank)), true);
-    // The injected track of a rank right below its own.
-    events.metadata("thread_sort_index", shown.pid, tid, whole_text(2 * std::int64_t{shown.rank}), false);
-    if (layout.injected_tracks) {
+    if (nodes_named.insert(shown.pid).second) {
+      events.name("process_name", shown.pid, tid, shown.hostname);
+      events.sort_index("process_sort_index", shown.pid, tid, shown.pid);
+    }
+    events.name("thread_name", shown.pid, tid, "rank " + std::to_string(shown.rank));
+    events.sort_index("thread_sort_index", shown.pid, tid, 2 * std::int64_t{shown.rank});
+    if (layout.injected_tracks) {  // right below the rank's own track
       const std::int64_t injected = layout.injected_tid(shown.rank);
-      events.metadata("thread_name", shown.pid, injected, json_string("injected, rank " + std::to_string(shown.rank)),
-                      true);
-      events.metadata("thread_sort_index", shown.pid, injected, whole_text(2 * std::int64_t{shown.rank} + 1), false);
+      events.name("thread_name", shown.pid, injected, "injected, rank " + std::to_string(shown.rank));
+      events.sort_index("thread_sort_index", shown.pid, injected, 2 * std::int64_t{shown.rank} + 1);
     }
   }
-  events.metadata("process_name", layout.tremor_pid, layout.tremor_tid, json_string("Tremor"), true);
-  events.metadata("process_sort_index", layout.tremor_pid, layout.tremor_tid, "-1", false);
-  events.metadata("thread_name", layout.tremor_pid, layout.tremor_tid, json_string("Tremor"), true);
+  events.name("process_name", layout.tremor_pid, layout.tremor_tid, "Tremor");
+  events.sort_index("process_sort_index", layout.tremor_pid, layout.tremor_tid, -1);  // first
+  events.name("thread_name", layout.tremor_pid, layout.tremor_tid, "Tremor");
 }
 
 // One slice per shown rank and segment of the window.
@@ -168,7 +165,7 @@ void write_segments(const ReportInput& input, const TraceLayout& layout, EventWr
       events.begin_args();
       events.whole_arg("segment", static_cast<std::int64_t>(s));
       const std::int64_t group = s < analysis.segment_group.size() ? analysis.segment_group[s] : -1;
-      events.raw_arg("group", group >= 0 ? whole_text(group) : "null");
+      events.raw_arg("group", group >= 0 ? std::to_string(group) : "null");
       events.number_arg("intrinsic_s", layout.intrinsic_s(s));
       const bool critical = layout.critical_row[s] == static_cast<std::int64_t>(shown.row);
       events.number_arg("excess_s", critical ? layout.excess_s(s) : 0.0);
@@ -241,8 +238,9 @@ void write_counters(const TraceLayout& layout, EventWriter& events) {
   }
   const std::string name = json_string("lost %");
   for (const auto& [pid, per_bin] : lost_s) {
+    const std::int64_t tid = layout.main_tid(pid);
     for (std::size_t b = 0; b <= bins; ++b) {
-      events.open('C', name, pid, layout.main_tid(pid));
+      events.open('C', name, pid, tid);
       events.time_field("ts", b == bins ? end : begin + std::llround(width_ns * static_cast<double>(b)));
       events.begin_args();
       events.number_arg("lost %", b == bins ? 0.0 : 100.0 * per_bin[b] * 1e9 / width_ns);
@@ -319,7 +317,7 @@ std::string other_data(const ReportInput& input, const TraceLayout& layout, cons
 }  // namespace
 
 ChromeTrace render_chrome_trace(const ReportInput& input, const ChromeTraceOptions& options) {
-  const TraceLayout layout(input, options);
+  const TraceLayout layout(input, options.ranks, options.from_s, options.to_s, options.injected.has_value());
   ChromeTrace trace;
   std::string& out = trace.json;
   out = "{\"otherData\":" + other_data(input, layout, options) + ",\n\"displayTimeUnit\":\"ms\",\n\"traceEvents\":[";

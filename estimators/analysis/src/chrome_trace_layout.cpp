@@ -11,23 +11,24 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
-TraceLayout::TraceLayout(const ReportInput& input, const ChromeTraceOptions& options)
+TraceLayout::TraceLayout(const ReportInput& input, const std::vector<std::int32_t>& ranks, double from_s, double to_s,
+                         bool injected)
     : run_(input.run),
       analysis_(input.analysis),
-      from_s_(options.from_s),
-      to_s_(options.to_s),
+      from_s_(from_s),
+      to_s_(to_s),
       world_size_(std::max(0, input.run.meta.world_size)),
       duration_(input.run, Quantized::duration),
       mpi_(input.run, Quantized::mpi_time),
       io_(input.run, Quantized::io_time),
       work_(input.run, Quantized::work) {
-  injected_tracks = options.injected.has_value();
+  injected_tracks = injected;
   std::int32_t last_node = -1;
   for (const RankInfo& info : run_.ranks) last_node = std::max(last_node, info.node_id);
   tremor_pid = pid_of_node(last_node) + 1;
   tremor_tid = 2 * world_size_ + 1;
   for (const std::int32_t rank : run_.detail.ranks) pid_of_row.push_back(pid_of_rank(rank));
-  choose_ranks(options.ranks);
+  choose_ranks(ranks);
   place_segments();
   find_critical_rows();
 }
@@ -151,8 +152,10 @@ CellValues TraceLayout::cell(std::size_t row, std::size_t segment) const {
           feature_sum(row, segment, Feature::io_bytes_read, Feature::io_bytes_written)};
 }
 
-bool TraceLayout::shown_rank(std::int32_t rank) const {
-  return std::any_of(shown.begin(), shown.end(), [rank](const ShownRank& s) { return s.rank == rank; });
+bool TraceLayout::shown_rank(std::int32_t rank) const {  // shown is in rank order
+  const auto at = std::lower_bound(shown.begin(), shown.end(), rank,
+                                   [](const ShownRank& s, std::int32_t wanted) { return s.rank < wanted; });
+  return at != shown.end() && at->rank == rank;
 }
 
 std::int64_t TraceLayout::pid_of_rank(std::int32_t rank) const {

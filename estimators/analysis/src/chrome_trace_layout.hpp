@@ -1,6 +1,8 @@
 // Where each part of a run goes in its Chrome trace (chrome_trace.cpp): the
 // shown ranks and their processes, the segments' times, each segment's
-// critical rank (the one its lost time is charged to) and the per-cell values.
+// critical rank (the one its lost time is charged to) and the per-cell
+// values. It takes the options one by one: including chrome_trace.hpp here
+// would make the two units include each other (repository.layers).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -8,7 +10,7 @@
 #include <vector>
 
 #include "detail_cells.hpp"
-#include "tremor/analysis/chrome_trace.hpp"
+#include "tremor/analysis/report.hpp"
 
 namespace tremor::analysis::chrome_trace_detail {
 
@@ -39,8 +41,10 @@ struct CellValues {
 
 class TraceLayout {
  public:
-  // Throws std::invalid_argument for a rank of options.ranks that is no detail rank.
-  TraceLayout(const ReportInput& input, const ChromeTraceOptions& options);
+  // `ranks`: the detail ranks to show (empty: all); [from_s, to_s]: the
+  // window. Throws std::invalid_argument for a rank that is no detail rank.
+  TraceLayout(const ReportInput& input, const std::vector<std::int32_t>& ranks, double from_s, double to_s,
+              bool injected);
 
   std::vector<ShownRank> shown;  // in rank order
   std::size_t first_segment = 0;  // the window's segments: [first_segment, end_segment)
