@@ -248,7 +248,7 @@ def check_excess(args):
 
 def check_damaged(args):
     """A truncated and a garbage run file: a clear error, analyze's exit status, no output (fails an export that
-    reads in-process and dies, exits 0 or 70, or leaves a file)."""
+    exits 0 or 70 on them, says no more than a traceback, or leaves a file)."""
     run_file = replay_copy(args, "damaged")
     with open(run_file, "rb") as handle:
         content = handle.read()
