@@ -219,8 +219,9 @@ constexpr std::array kSettingTable{
             std::nullopt,
             parse_counters, [](const Config& c) { return c.counters; }},
     Setting{"TREMOR_REPORT",
-            "End-of-run report on rank 0's stderr: a comma-separated list of text, json (both: text,json; none: no "
-            "report). An unknown name: one line at the end of the run, then text.",
+            "End-of-run report on rank 0's stderr: a comma-separated list of text, json, chrome (a Chrome trace: "
+            "docs/trace.md) (both: text,json; none: no report). An unknown name: one line at the end of the run, then "
+            "text.",
             std::nullopt, parse_report, [](const Config& c) { return c.report; }},
     Setting{"TREMOR_REPORT_DETAIL",
             "Text report: short (a screenful: headline, where, when, what, prediction, worst warnings) or full "

@@ -8,18 +8,8 @@
 // marked partial, and the report says PARTIAL. --check only reads and
 // validates the file. Exit codes (exit_codes.hpp): bad_input for unreadable or
 // invalid run or spill files, gate when the class reached --fail-on.
-//
-// HDF5 1.10 itself can crash or loop forever on some corrupted files (its
-// global heap, which holds the strings, has no checksum; found by test/fuzz),
-// so the file is read and analysed in a child process: if the child dies or
-// the read outlives its time limit, the file is reported unreadable (exit 2).
-#include <sys/wait.h>
-#include <unistd.h>
-
+// The file is read and analysed in a child process (reader_process.hpp).
 #include <algorithm>
-#include <cerrno>
-#include <csignal>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -29,6 +19,7 @@
 
 #include "commands.hpp"
 #include "option_values.hpp"
+#include "reader_process.hpp"
 #include "tremor/analysis/report.hpp"
 #include "tremor/config.hpp"
 #include "tremor/program_merge.hpp"
@@ -53,10 +44,7 @@ struct AnalyzeCommandOptions {
 };
 
 unsigned read_time_limit(const AnalyzeCommandOptions& options) {
-  if (options.read_timeout_s > 0) return options.read_timeout_s;
-  std::error_code error;
-  const auto bytes = options.paths.empty() ? 0 : std::filesystem::file_size(options.paths.front(), error);
-  return 60 + (error ? 0 : static_cast<unsigned>(std::min<std::uintmax_t>(bytes >> 20, 86400)));
+  return cli::read_time_limit(options.paths.empty() ? std::string() : options.paths.front(), options.read_timeout_s);
 }
 
 // The run file a JSON report (written beside it at the end of a run) was
@@ -135,18 +123,15 @@ void analyze_in_child(const AnalyzeCommandOptions& options, int read_done) {
     RecoveredInput recovered = recover_from_spills(options.paths, options.output_dir);
     run = std::move(recovered.run);
     if (recovered.saved) shown_path = recovered.saved->string();
+    signal_read_done(read_done);
   } else {
     if (options.paths.size() != 1) {
       throw CommandFailure("give one run file (or --recover with spill files)", Exit::usage);
     }
     shown_path = options.paths.front();
     refuse_json_report(shown_path);
-    alarm(read_time_limit(options));  // SIGALRM ends a read that never returns
-    run = read_run(shown_path, error);
-    alarm(0);
+    run = read_run_within(shown_path, read_time_limit(options), read_done, error);
   }
-  const char done = 1;
-  if (write(read_done, &done, 1) != 1) throw CommandFailure("cannot signal the parent process", Exit::internal);
   if (!run) throw CommandFailure(shown_path + ": not a readable Tremor run file: " + error, Exit::bad_input);
   if (options.check_only) return;
   if (options.paper_bins > 0) coarsen_to_paper_bins(*run, options.paper_bins);
@@ -183,50 +168,11 @@ std::string shown_input(const AnalyzeCommandOptions& options) {
 }
 
 void run_analyze(const AnalyzeCommandOptions& options) {
-  int pipe_ends[2];
   if (options.check_only && (options.recover || names_spill(options.paths))) {
     throw CommandFailure("--check reads one run file, not spill files", Exit::usage);
   }
-  if (pipe(pipe_ends) != 0) {
-    throw CommandFailure(std::string("cannot create a pipe: ") + std::strerror(errno), Exit::internal);
-  }
-  std::cout.flush();
-  std::cerr.flush();
-  const pid_t child = fork();
-  if (child < 0) {
-    throw CommandFailure(std::string("cannot start the reader process: ") + std::strerror(errno), Exit::internal);
-  }
-  if (child == 0) {
-    close(pipe_ends[0]);
-    const int code = exit_code_of([&] { analyze_in_child(options, pipe_ends[1]); });
-    std::cout.flush();
-    std::cerr.flush();
-    _exit(code);
-  }
-  close(pipe_ends[1]);
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  char done = 0;
-  const bool read_finished = read(pipe_ends[0], &done, 1) == 1;
-  close(pipe_ends[0]);
-  if (WIFEXITED(status)) {
-    if (WEXITSTATUS(status) != 0) throw CommandFailure("", static_cast<Exit>(WEXITSTATUS(status)));  // said why
-    return;
-  }
-  const int signal_number = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  if (read_finished) {
-    throw CommandFailure("the analysis of " + shown_input(options) + " died (" + strsignal(signal_number) + ")",
-                         Exit::internal);
-  }
-  if (signal_number == SIGALRM) {
-    throw CommandFailure(shown_input(options) + ": not a readable Tremor run file: reading it took longer than " +
-                             std::to_string(read_time_limit(options)) + " s (corrupted?)",
-                         Exit::bad_input);
-  }
-  throw CommandFailure(shown_input(options) + ": not a readable Tremor run file: the HDF5 library failed on it (" +
-                           strsignal(signal_number) + "); the file is corrupted",
-                       Exit::bad_input);
+  run_in_reader_process(shown_input(options), read_time_limit(options), "the analysis",
+                        [&](int read_done) { analyze_in_child(options, read_done); });
 }
 
 }  // namespace

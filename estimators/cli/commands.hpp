@@ -74,5 +74,7 @@ void add_analysis_overrides(CLI::App* command, analysis::ParameterOverrides& ove
 #endif
 void register_config(CLI::App& app);
 void register_compare(CLI::App& app);
+// `tremor export`: a run as a Chrome trace (docs/trace.md).
+void register_export(CLI::App& app);
 
 }  // namespace tremor::cli

@@ -1,4 +1,4 @@
-// The run report's formatters (one registry: text, JSON) and report_run, the
+// The run report's formatters (one registry: text, JSON, Chrome trace) and report_run, the
 // profiler's single call at MPI_Finalize, which writes through them.
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,6 +8,7 @@
 #include <cstring>
 #include <exception>
 
+#include "tremor/analysis/chrome_trace.hpp"
 #include "tremor/analysis/report.hpp"
 #include "tremor/json_text.hpp"
 
@@ -39,9 +40,10 @@ std::string render_text(const ReportInput& input) {
 std::string render_json(const ReportInput& input) { return json_text(input.json, 2) + "\n"; }
 
 // The first entry is the default, and what a bad TREMOR_REPORT falls back to.
-constexpr std::array<ReportFormatter, 2> kReportFormatters{{
+constexpr std::array<ReportFormatter, 3> kReportFormatters{{
     {"text", ".txt", render_text},
     {"json", ".json", render_json},
+    {"chrome", ".trace.json", render_chrome_trace_default},  // docs/trace.md; `tremor export` has its options
 }};
 
 bool write_all(std::FILE* stream, const std::string& text) {
