@@ -74,5 +74,7 @@ void add_analysis_overrides(CLI::App* command, analysis::ParameterOverrides& ove
 #endif
 void register_config(CLI::App& app);
 void register_compare(CLI::App& app);
+// `tremor watch`: a running job followed through its spill files (cli_watch.cpp).
+void register_watch(CLI::App& app);
 
 }  // namespace tremor::cli

@@ -22,6 +22,7 @@ constexpr Registration kCommandRegistrations[] = {
     &tremor::cli::register_analyze,
     &tremor::cli::register_config,
     &tremor::cli::register_compare,
+    &tremor::cli::register_watch,
 #endif
 };
 // clang-format on
