@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "cli_watch.hpp"
+#include "tremor/json_text.hpp"
 
 namespace tremor::cli::watch {
 namespace {
@@ -133,7 +134,7 @@ void remove_temporary_on_signals() {
 
 void show(Display& display, const json& refresh) {
   if (display.json) {
-    std::cout << refresh.dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
+    std::cout << json_text(refresh) << '\n' << std::flush;
     return;
   }
   const std::vector<std::string> parts = phrases(refresh);

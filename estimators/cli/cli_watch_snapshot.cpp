@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli_watch.hpp"
+#include "tremor/json_text.hpp"
 #include "tremor/analysis/report.hpp"
 #include "tremor/run_file.hpp"
 #include "tremor/spill.hpp"
@@ -154,9 +155,9 @@ json in_child(const std::function<json()>& body, unsigned limit_s) {
     alarm(limit_s);
     std::string text;
     try {
-      text = body().dump(-1, ' ', false, json::error_handler_t::replace);
+      text = json_text(body());
     } catch (const std::exception& failure) {
-      text = json{{"error", failure.what()}}.dump(-1, ' ', false, json::error_handler_t::replace);
+      text = json_text(json{{"error", failure.what()}});
     }
     for (std::size_t done = 0; done < text.size();) {
       const ssize_t wrote = write(ends[1], text.data() + done, text.size() - done);

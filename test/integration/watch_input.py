@@ -10,6 +10,9 @@ real spill files (appended at every boundary); each case works on a copy:
              `tremor analyze --recover` on the same files (lost %, interval,
              segments). Fails a watch that analyses other segments than the
              common prefix or with other parameters.
+  per_node   each rank's file in its own directory (per-node output), both
+             directories named: the same figures as one directory's. Fails a
+             watch that reads only the first directory.
   torn       one rank's file cut in the middle of its last block (a kill during
              write): the watch reads up to the last complete block, so its
              segments are the complete blocks' common prefix and its figure is
@@ -228,6 +231,16 @@ def main():
     lines = json_lines(result.stdout)
     if check(len(lines) == 1, f"recover: {len(lines)} JSON lines"):
         same_figures(lines[0], recover_figures(opts.tremor, source, stem, out), "recover")
+
+    # per_node: each rank's file in a directory of its own, both named
+    nodes = [tempfile.mkdtemp(prefix="watch-node-", dir=root) for _ in range(opts.np)]
+    for path in glob.glob(os.path.join(source, "*.spill")):
+        rank = int(path.rsplit(".r", 1)[1].split(".")[0])
+        shutil.copy2(path, nodes[rank])
+    result = watch(opts.tremor, *nodes, "--once", "--json")
+    check(result.returncode == 0, f"per_node: exit {result.returncode}: {result.stderr}")
+    if result.returncode == 0:
+        same_figures(json_lines(result.stdout)[0], recover_figures(opts.tremor, source, stem, out), "per_node")
 
     # torn
     torn = copy_run(source, "torn")
