@@ -51,6 +51,7 @@ struct WatchOptions {
 
 constexpr unsigned kReadLimitS = 300;  // a refresh's reader process is stopped after this
 constexpr int kStalledIntervals = 3;
+constexpr std::size_t kRanksShown = 64;  // larger jobs: no per-rank list in the refresh
 
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -127,6 +128,7 @@ class Watcher {
     record.update(snapshot);
     const std::string state = judge(record, job->second);
     record["state"] = state;
+    if (record["ranks"].size() > kRanksShown) record.erase("ranks");  // keeps a line per refresh short
     publish(record);
     if (options_.once) return record.contains("problem") ? status(Exit::bad_input) : status(Exit::ok);
     if (state == "ended" || state == "dead" || (state == "stalled" && !options_.until_finished)) {

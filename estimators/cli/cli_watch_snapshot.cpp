@@ -24,6 +24,8 @@ using nlohmann::json;
 
 namespace {
 
+constexpr std::ptrdiff_t kStragglerRanksShown = 10;
+
 // "<stem>.r<rank>.spill" -> "<stem>", or "" for another name.
 std::string stem_of(const std::string& name) {
   if (!name.ends_with(kSpillExtension)) return {};
@@ -70,6 +72,9 @@ json figures(const RunData& run, const analysis::RunAnalysis& result, const std:
     out["components"] = diagnosis["components"];
   }
   out["stragglers"] = stragglers;
+  // A line per refresh stays short at thousands of ranks: the ten ranks waited for most (every node is kept).
+  json& ranks = out["stragglers"]["ranks"];
+  if (ranks.size() > kStragglerRanksShown) ranks.erase(ranks.begin() + kStragglerRanksShown, ranks.end());
   // The rank and node the run waited for most (named even when the diagnosis names none).
   out["slowest_rank"] = stragglers["ranks"].empty() ? json(nullptr) : stragglers["ranks"][0];
   out["slowest_node"] = stragglers["nodes"].empty() ? json(nullptr) : stragglers["nodes"][0];
