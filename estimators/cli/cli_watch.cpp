@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <fstream>
 #include <memory>
 #include <set>
 #include <thread>
@@ -51,7 +52,8 @@ struct WatchOptions {
 
 constexpr unsigned kReadLimitS = 300;  // a refresh's reader process is stopped after this
 constexpr int kStalledIntervals = 3;
-constexpr std::size_t kRanksShown = 64;  // larger jobs: no per-rank list in the refresh
+constexpr std::size_t kRanksShown = 64;
+constexpr const char* kPrometheusHead = "# HELP tremor_";  // how every file --prom writes begins  // larger jobs: no per-rank list in the refresh
 
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -265,6 +267,22 @@ class Watcher {
   double spill_interval_s_ = 1.0;
 };
 
+// --prom FILE replaces FILE at every refresh: only a file it wrote itself
+// (or none, or an empty one), never an input or another program's file.
+void refuse_foreign_prom_file(const std::string& file) {
+  std::error_code error;
+  if (!fs::exists(file, error)) return;
+  std::ifstream in(file, std::ios::binary);
+  std::string head(std::string_view(kPrometheusHead).size(), '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  const bool empty = in.gcount() == 0 && fs::is_regular_file(file, error);
+  if (!empty && (!fs::is_regular_file(file, error) || head != kPrometheusHead)) {
+    throw CommandFailure("--prom " + file + " exists and is not a Prometheus file written by tremor watch; "
+                         "it is not replaced",
+                         Exit::output);
+  }
+}
+
 }  // namespace
 
 void register_watch(CLI::App& app) {
@@ -285,7 +303,10 @@ void register_watch(CLI::App& app) {
                     "Keep following a job that seems stalled; exit only when it finished, ended or died");
   command->callback([options] {
     if (options->once && options->until_finished) throw CommandFailure("--once and --until-finished exclude each other", Exit::usage);
-    if (!options->prom.empty()) watch::remove_temporary_on_signals();
+    if (!options->prom.empty()) {
+      refuse_foreign_prom_file(options->prom);
+      watch::remove_temporary_on_signals();
+    }
     Watcher watcher(*options);
     const int code = watcher.run();
     if (code != 0) throw CommandFailure("", static_cast<Exit>(code));

@@ -32,6 +32,8 @@ real spill files (appended at every boundary); each case works on a copy:
              parses FILE with a strict parser of the text exposition format:
              every read parses and holds the three metrics. Fails a writer that
              writes FILE in place (a reader sees it empty or half-written).
+             An existing FILE the watch did not write is refused (exit 4) and
+             left as it was. Fails a watch that replaces any FILE.
 """
 import argparse
 import glob
@@ -157,6 +159,12 @@ def parse_prometheus(text):
 def case_prom(tremor, source):
     directory = copy_run(source, "prom")
     prom = os.path.join(directory, "tremor.prom")
+    with open(prom, "w") as foreign:  # not the watch's own file: never replaced
+        foreign.write("somebody else's data\n")
+    result = watch(tremor, directory, "--once", "--prom", prom)
+    check(result.returncode == 4 and open(prom).read() == "somebody else's data\n",
+          f"prom: a foreign file was replaced or not refused (exit {result.returncode})")
+    os.remove(prom)
     stop = threading.Event()
 
     def toucher():  # the job looks alive: its files keep changing
