@@ -98,8 +98,9 @@ class Watcher {
     auto next = std::chrono::steady_clock::now();
     for (;;) {
       if (const std::optional<int> status = refresh()) return *status;
-      next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double>(options_.interval_s));
+      // Until the job's files appear, look every second: a short job can come and go within one interval.
+      const double pause_s = seen_files_ == 0 ? std::min(options_.interval_s, 1.0) : options_.interval_s;
+      next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(pause_s));
       const auto now = std::chrono::steady_clock::now();
       if (next < now) next = now;  // a refresh that took longer than the interval
       std::this_thread::sleep_until(next);
@@ -119,7 +120,9 @@ class Watcher {
       jobs = watch::list_jobs(options_.names, directories_);
       job = jobs.find(stem_);
     }
-    if (job == jobs.end()) return seen_files_ > 0 ? std::optional<int>(finish()) : waiting();
+    if (job == jobs.end() && seen_files_ > 0)
+      return finish(program_.empty() ? fs::path() : watch::find_run_file(directories_, program_, pid_));
+    if (job == jobs.end()) return waiting();
     seen_files_ = std::max(seen_files_, job->second.paths.size());
     std::vector<fs::path> paths = job->second.paths;
     std::sort(paths.begin(), paths.end(), [](const fs::path& a, const fs::path& b) { return rank_of(a) < rank_of(b); });
@@ -160,6 +163,9 @@ class Watcher {
     if (options_.once) {
       throw CommandFailure("no spill files of a running job in " + listed_names(), Exit::bad_input);
     }
+    // A run that started and ended between two looks left only its run file.
+    const fs::path run_file = watch::newest_run_file_since(directories_, started_);
+    if (!run_file.empty()) return finish(run_file);
     if (!told_waiting_) std::cerr << "tremor: note: waiting for spill files in " << listed_names() << '\n';
     told_waiting_ = true;
     return std::nullopt;
@@ -232,9 +238,8 @@ class Watcher {
   }
 
   // The spill files were removed: the run file was written. Its headline, exit 0.
-  int finish() {
+  int finish(const fs::path& run_file) {
     json record = base("finished");
-    const fs::path run_file = program_.empty() ? fs::path() : watch::find_run_file(directories_, program_, pid_);
     if (run_file.empty()) {
       record["note"] = "the spill files were removed (the run ended) but no run file " + program_ + "-*-" +
                        std::to_string(pid_) + "-*.h5 was found in the directories watched";
@@ -255,6 +260,7 @@ class Watcher {
   }
 
   const WatchOptions& options_;
+  const fs::file_time_type started_ = fs::file_time_type::clock::now();
   watch::Display display_;
   std::vector<fs::path> directories_;
   std::string stem_;

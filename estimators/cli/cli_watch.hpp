@@ -49,6 +49,11 @@ nlohmann::json analyse_run_file(const std::filesystem::path& run_file);
 std::filesystem::path find_run_file(const std::vector<std::filesystem::path>& directories, const std::string& program,
                                     long long pid);
 
+// The newest .h5 in the directories modified at or after `since` (a run that
+// came and went between two looks); empty when there is none.
+std::filesystem::path newest_run_file_since(const std::vector<std::filesystem::path>& directories,
+                                            std::filesystem::file_time_type since);
+
 // Output of one refresh (cli_watch_output.cpp).
 struct Display {
   bool json = false;

@@ -255,25 +255,42 @@ json analyse_run_file(const fs::path& run_file) {
   return out;
 }
 
-fs::path find_run_file(const std::vector<fs::path>& directories, const std::string& program, long long pid) {
-  const std::string pid_part = "-" + std::to_string(pid) + "-";
+namespace {
+
+// The newest .h5 of the directories whose name `wanted` accepts, modified at or after `since`.
+template <typename Wanted>
+fs::path newest_h5(const std::vector<fs::path>& directories, fs::file_time_type since, Wanted wanted) {
   fs::path best;
-  fs::file_time_type best_time{};
+  fs::file_time_type best_time = since;
   for (const fs::path& folder : directories) {
     std::error_code error;
     for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
       const std::string name = it->path().filename().string();
-      if (!name.starts_with(program + "-") || !name.ends_with(".h5") || name.find(pid_part) == std::string::npos)
-        continue;
+      if (!name.ends_with(".h5") || !wanted(name)) continue;
       std::error_code time_error;
       const auto modified = fs::last_write_time(it->path(), time_error);
-      if (!time_error && (best.empty() || modified > best_time)) {
+      if (!time_error && modified >= best_time) {
         best = it->path();
         best_time = modified;
       }
     }
   }
   return best;
+}
+
+}  // namespace
+
+fs::path find_run_file(const std::vector<fs::path>& directories, const std::string& program, long long pid) {
+  const std::string pid_part = "-" + std::to_string(pid) + "-";
+  return newest_h5(directories, fs::file_time_type::min(), [&](const std::string& name) {
+    return name.starts_with(program + "-") && name.find(pid_part) != std::string::npos;
+  });
+}
+
+fs::path newest_run_file_since(const std::vector<fs::path>& directories, fs::file_time_type since) {
+  // A run file, not a recovered one (`tremor analyze --recover` writes <program>-recovered-*.h5).
+  return newest_h5(directories, since,
+                   [](const std::string& name) { return name.find("-recovered-") == std::string::npos; });
 }
 
 }  // namespace tremor::cli::watch

@@ -15,6 +15,10 @@ CASE:
           slowest rank (the diagnosis's slow rank, else the rank the run waited for most); the watch ends with the finished run file's headline
           and exit 0. Fails a watch that only speaks at the end, one that
           reports the episode only once closed, or one that names no rank.
+  short   a run that starts and ends between two refreshes (--interval 600)
+          of a watch started before it: the watch finds its run file and ends
+          with it (exit 0) within 30 s. Fails a watch that waits for spill
+          files forever (a Slurm job script's `wait` would hang).
   killed  the ranks are killed with SIGKILL mid-run: the watch (without
           --until-finished) says stalled or dead, names both ranks, exits 2,
           and its last figure equals `tremor analyze --recover`'s on the same
@@ -52,8 +56,8 @@ def check(condition, message):
 class Watch:
     """`tremor watch` in the background; its JSON lines as they arrive."""
 
-    def __init__(self, tremor, directory, *extra):
-        self.process = subprocess.Popen([tremor, "watch", directory, "--json", "--interval", str(INTERVAL), *extra],
+    def __init__(self, tremor, directory, *extra, interval=INTERVAL):
+        self.process = subprocess.Popen([tremor, "watch", directory, "--json", "--interval", str(interval), *extra],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.lines = []
         self.thread = threading.Thread(target=self._read)
@@ -161,15 +165,30 @@ def case_killed(opts, directory):
     print(f"killed: last state {last.get('state')}, {last.get('segments')} segments, lost {last.get('lost_percent')}")
 
 
+def case_short(opts, directory):
+    env = environment(opts, directory, [opts.preload])
+    watch = Watch(opts.tremor, directory, interval=600)
+    time.sleep(1.5)  # the watch has looked once and waits for spill files
+    run = launch(opts, env, ["-n", "20", "-u", "300", "-k", "0", "-q"])
+    run.communicate(timeout=60)
+    started = time.time()
+    code, err = watch.finish(timeout=30)
+    check(code == 0, f"the watch exited {code}: {err[-300:]}")
+    last = watch.lines[-1] if watch.lines else {}
+    check(last.get("state") == "finished" and last.get("output_file", "").endswith(".h5"),
+          f"the short run's run file was not reported: {str(last)[:300]}")
+    print(f"short: finished {time.time() - started:.1f} s after the run, {last.get('segments')} segments")
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--case", choices=("window", "killed"), required=True)
+    parser.add_argument("--case", choices=("window", "killed", "short"), required=True)
     parser.add_argument("--injector", required=True)
     parser.add_argument("--tremor", required=True)
     add_launch_arguments(parser)
     opts = parser.parse_args()
     directory = tempfile.mkdtemp(prefix=f"tremor-watch-{opts.case}-")
-    {"window": case_window, "killed": case_killed}[opts.case](opts, directory)
+    {"window": case_window, "killed": case_killed, "short": case_short}[opts.case](opts, directory)
     if not failures:
         shutil.rmtree(directory, ignore_errors=True)
     print("FAILED" if failures else "PASSED", f"({len(failures)} failure(s)) in {directory}")
