@@ -137,7 +137,10 @@ class Watcher {
     publish(record);
     if (options_.once) return record.contains("problem") ? status(Exit::bad_input) : status(Exit::ok);
     if (state == "ended" || state == "dead" || (state == "stalled" && !options_.until_finished)) {
-      std::cerr << "tremor: the job " << (state == "stalled" ? "seems stalled or dead" : "ended without its run file")
+      const char* what = state == "stalled" ? "seems stalled or dead"
+                         : state == "dead"    ? "is dead (the processes of its stalled ranks are gone)"
+                                              : "ended without its run file";
+      std::cerr << "tremor: the job " << what
                 << "; analyse what it recorded: tremor analyze --recover " << (directories_.front() / stem_).string()
                 << '\n';
       return status(Exit::bad_input);
@@ -220,6 +223,7 @@ class Watcher {
         stalled_for = std::max(stalled_for, age);
       }
     }
+    std::sort(stalled.begin(), stalled.end());
     record["stalled_ranks"] = stalled;
     if (!stalled.empty()) record["stalled_for_s"] = stalled_for;
     if (any_stop && (all_ended || stalled.size() + ended_count(by_rank) >= job.paths.size())) return "ended";
