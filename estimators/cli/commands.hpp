@@ -76,5 +76,7 @@ void register_config(CLI::App& app);
 void register_compare(CLI::App& app);
 // `tremor export`: a run as a Chrome trace (docs/trace.md).
 void register_export(CLI::App& app);
+// `tremor watch`: a running job followed through its spill files (cli_watch.cpp).
+void register_watch(CLI::App& app);
 
 }  // namespace tremor::cli

@@ -23,6 +23,7 @@ constexpr Registration kCommandRegistrations[] = {
     &tremor::cli::register_config,
     &tremor::cli::register_compare,
     &tremor::cli::register_export,
+    &tremor::cli::register_watch,
 #endif
 };
 // clang-format on

@@ -1,0 +1,72 @@
+// `tremor watch`: the parts shared by its source files. cli_watch.cpp runs
+// the loop and decides the job's state, cli_watch_snapshot.cpp reads the
+// spill files (in a child process: hostile input cannot crash the watch) and
+// analyses what every rank reached, cli_watch_output.cpp renders a refresh
+// (text block, one line, JSON Lines, Prometheus textfile).
+#pragma once
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tremor::cli::watch {
+
+// One job's spill files found by a listing (no file is opened).
+struct JobFiles {
+  std::vector<std::filesystem::path> paths;
+  // The latest modification of any of them (min(): the file clock's zero lies in the future).
+  std::filesystem::file_time_type newest = std::filesystem::file_time_type::min();
+};
+
+// Every run's spill files under the given directories, stems or .spill files,
+// by stem name ("<program>-<time>-<pid>-<n>", without directory): several
+// directories hold one run's ranks with per-node output. A file that vanishes
+// while listed is left out.
+std::map<std::string, JobFiles> list_jobs(const std::vector<std::string>& names,
+                                          std::vector<std::filesystem::path>& directories);
+
+// Runs `body` in a child process and returns what it returned; a child that
+// dies, throws or outlives `limit_s` gives {"error": why}.
+nlohmann::json in_child(const std::function<nlohmann::json()>& body, unsigned limit_s);
+
+// The figures so far (runs in the child): per-rank facts ("ranks": rank,
+// host, pid, segments, end, dropped_bytes), the run's facts ("program",
+// "pid", "start_time_unix", "spill_interval_s") and, when every rank's file
+// is usable, the analysis of the segments every rank reached under the final
+// report's keys; else "problem" says why there is no figure.
+nlohmann::json take_snapshot(const std::vector<std::filesystem::path>& paths);
+
+// The finished run's figures from its run file (runs in the child), the same
+// keys plus "headline" (the text report's first lines) and "output_file".
+nlohmann::json analyse_run_file(const std::filesystem::path& run_file);
+
+// The run file of a finished run: <program>-*-<pid>-<n>.h5 in one of the
+// directories, the newest; empty when there is none.
+std::filesystem::path find_run_file(const std::vector<std::filesystem::path>& directories, const std::string& program,
+                                    long long pid);
+
+// The newest .h5 in the directories modified at or after `since` (a run that
+// came and went between two looks); empty when there is none.
+std::filesystem::path newest_run_file_since(const std::vector<std::filesystem::path>& directories,
+                                            std::filesystem::file_time_type since);
+
+// Output of one refresh (cli_watch_output.cpp).
+struct Display {
+  bool json = false;
+  bool terminal = false;   // redraw one block (isatty) instead of one line per refresh
+  std::size_t drawn = 0;   // lines of the block drawn last, cleared before the next
+};
+void show(Display& display, const nlohmann::json& refresh);
+// Writes the Prometheus textfile for node_exporter: FILE.tmp-<pid>, then
+// rename(2) over FILE. False with `error` on failure.
+bool write_prometheus(const std::filesystem::path& file, const nlohmann::json& refresh, std::string& error);
+// SIGTERM, SIGINT and SIGHUP remove a temporary file being written, then end the watch.
+void remove_temporary_on_signals();
+// The Prometheus text (exposed for the tests' strict parser through the file).
+std::string prometheus_text(const nlohmann::json& refresh);
+
+}  // namespace tremor::cli::watch
