@@ -4,7 +4,12 @@ view of its tables as JSON (`tremor-plot --view FILE`, render_view below)."""
 from __future__ import annotations
 
 import base64
-from html import escape
+from html import escape as escape_attribute
+
+
+def escape(text: str) -> str:
+    """Text between tags: &, < and > only, so a sentence's quotes stay as they are."""
+    return escape_attribute(text, quote=False)
 
 STYLE = """
 body{font-family:sans-serif;margin:24px auto;max-width:1150px;color:#222;background:#fff}
@@ -31,11 +36,11 @@ def document(title: str, marker: str, body: list[str]) -> str:
 
 def image_tag(png: bytes, alt: str) -> str:
     data = base64.b64encode(png).decode("ascii")
-    return f'<img alt="{escape(alt)}" src="data:image/png;base64,{data}">'
+    return f'<img alt="{escape_attribute(alt)}" src="data:image/png;base64,{data}">'
 
 
 def paragraph(text: str, css_class: str = "") -> str:
-    attribute = f' class="{escape(css_class)}"' if css_class else ""
+    attribute = f' class="{escape_attribute(css_class)}"' if css_class else ""
     return f"<p{attribute}>{escape(text)}</p>"
 
 

@@ -8,7 +8,8 @@ Fails a renderer that passes a cell's text through unescaped (the markup
 planted below appears raw), one that drops the `differs` mark, one whose page
 lacks the view's generator tag (compare could then never replace its own page),
 a compare page with a style of its own (not the run page's), and one that
-draws an unknown block instead of refusing it with status 2."""
+draws an unknown block instead of refusing it with status 2, and one that
+turns a sentence's quotes into entities."""
 import json
 import os
 import subprocess
@@ -23,6 +24,7 @@ VIEW = {
     "marker": MARKER,
     "blocks": [
         {"paragraph": "Warning: <script>alert(1)</script> & more", "class": "warning"},
+        {"paragraph": "B's \"intrinsic\" time is 4.1 % slower", "class": "verdict"},
         {"heading": "Runs <b>x</b>"},
         {"table": {"header": ["run", "governor"], "rows": [["A", "<i>ondemand</i>"], ["B", "performance"]],
                    "highlighted": [[False, False], [False, True]], "text_columns": 2}},
@@ -57,6 +59,8 @@ def main():
     check('<td class="text differs">performance</td>' in page, "the differing cell is marked")
     check('<td class="text">&lt;i&gt;ondemand&lt;/i&gt;</td>' in page, "an equal cell is not marked")
     check('<p class="warning">' in page, "a paragraph keeps its class")
+    # A verdict is searched for verbatim in the page (test/ux/check_compare.py, users' greps).
+    check('B\'s "intrinsic" time is 4.1 % slower' in page, "quotes in text stay as they are")
 
     bad = dict(VIEW, blocks=[{"chart": "timeline"}])
     result = draw(tremor_plot, json.dumps(bad))
