@@ -8,13 +8,11 @@
 // files, bad_input for a file that is not a valid run file, output when the
 // --html page may not or cannot be written.
 //
-// HDF5 can crash on corrupted files (see cli_analyze.cpp), so the work runs in
-// a child process; a child killed by a signal is reported as an unreadable file.
-#include <sys/wait.h>
+// HDF5 can crash or hang on corrupted files, so the work runs in a reader
+// process (reader_process.hpp): a child killed while reading, or reading past
+// the files' time limit, is reported as an unreadable file.
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -22,6 +20,7 @@
 #include "commands.hpp"
 #include "option_values.hpp"
 #include "output_file.hpp"
+#include "reader_process.hpp"
 #include "tremor/analysis/compare.hpp"
 #include "tremor/analysis/html_view.hpp"
 #include "tremor/run_file.hpp"
@@ -50,31 +49,42 @@ std::string rendered(const analysis::CompareFormatter& formatter, const analysis
   }
 }
 
-void compare_in_child(const CompareCommandOptions& options) {
-  if (options.paths.size() < 2) {
-    throw CommandFailure("give at least two run files to compare (the first is the reference)", Exit::usage);
-  }
+// The read's time limit: each file's (reader_process.hpp), summed.
+unsigned read_time_limit(const CompareCommandOptions& options) {
+  unsigned limit_s = 0;
+  for (const std::string& path : options.paths) limit_s += cli::read_time_limit(path, 0);
+  return limit_s;
+}
+
+void compare_in_child(const CompareCommandOptions& options, int read_done) {
   std::vector<std::filesystem::path> inputs(options.paths.begin(), options.paths.end());
   if (!options.html_path.empty()) {  // refused before the long part, checked again at the write
     const std::string refusal = output_refusal(options.html_path, analysis::kCompareHtmlMarker, inputs);
     if (!refusal.empty()) throw CommandFailure("will not write " + options.html_path + ": " + refusal, Exit::output);
   }
   std::vector<RunData> runs;
-  std::vector<analysis::RunAnalysis> analyses;
   runs.reserve(options.paths.size());
-  analyses.reserve(options.paths.size());
-  std::vector<analysis::ComparedRun> compared;
+  alarm(read_time_limit(options));  // SIGALRM ends a read that never returns
   for (const std::string& path : options.paths) {
     std::string error;
     std::optional<RunData> run = read_run(path, error);
     if (!run) throw CommandFailure(path + ": not a readable Tremor run file: " + error, Exit::bad_input);
+    runs.push_back(std::move(*run));
+  }
+  alarm(0);
+  signal_read_done(read_done);
+  std::vector<analysis::RunAnalysis> analyses;
+  analyses.reserve(runs.size());
+  std::vector<analysis::ComparedRun> compared;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
     std::vector<std::string> messages;
     const analysis::AnalysisParameters parameters =
-        analysis::parameters_from_stored_configuration(run->meta.configuration, options.overrides, &messages);
-    for (const std::string& message : messages) std::cerr << "tremor: note: " << path << ": " << message << '\n';
-    runs.push_back(std::move(*run));
-    analyses.push_back(analysis::analyze_run(runs.back(), parameters));
-    compared.push_back({std::filesystem::path(path).stem().string(), &runs.back(), &analyses.back()});
+        analysis::parameters_from_stored_configuration(runs[r].meta.configuration, options.overrides, &messages);
+    for (const std::string& message : messages) {
+      std::cerr << "tremor: note: " << options.paths[r] << ": " << message << '\n';
+    }
+    analyses.push_back(analysis::analyze_run(runs[r], parameters));
+    compared.push_back({std::filesystem::path(options.paths[r]).stem().string(), &runs[r], &analyses.back()});
   }
   analysis::Comparison comparison = analysis::compare_runs(compared, options.tolerance_percent);
   for (std::size_t r = 0; r < comparison.runs.size(); ++r) comparison.runs[r].file = options.paths[r];  // as given
@@ -88,28 +98,13 @@ void compare_in_child(const CompareCommandOptions& options) {
 }
 
 void run_compare(const CompareCommandOptions& options) {
-  std::cout.flush();
-  std::cerr.flush();
-  const pid_t child = fork();
-  if (child < 0) {
-    throw CommandFailure(std::string("cannot start the reader process: ") + std::strerror(errno), Exit::internal);
+  if (options.paths.size() < 2) {
+    throw CommandFailure("give at least two run files to compare (the first is the reference)", Exit::usage);
   }
-  if (child == 0) {
-    const int code = exit_code_of([&] { compare_in_child(options); });
-    std::cout.flush();
-    std::cerr.flush();
-    _exit(code);
-  }
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status)) {
-    if (WEXITSTATUS(status) != 0) throw CommandFailure("", static_cast<Exit>(WEXITSTATUS(status)));  // said why
-    return;
-  }
-  throw CommandFailure(std::string("reading or comparing the run files failed (") +
-                           strsignal(WIFSIGNALED(status) ? WTERMSIG(status) : 0) + "); is one of them corrupted?",
-                       Exit::bad_input);
+  std::string shown = options.paths.front();
+  for (std::size_t r = 1; r < options.paths.size(); ++r) shown += " or " + options.paths[r];
+  run_in_reader_process(shown, read_time_limit(options), "the comparison",
+                        [&](int read_done) { compare_in_child(options, read_done); });
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ NOISE = ("__interceptor_", "__sanitizer", "__asan", "__ubsan", "__lsan", "fuzzer
 FAULTS = ("crash-", "timeout-", "oom-", "leak-")
 # Must match kRunSeparator in fuzz_support.hpp.
 RUN_SEPARATOR = b"\0TREMOR-FUZZ-NEXT-RUN\0"
-TOOL_MESSAGES = ("not a readable Tremor run file", "is one of them corrupted?")
+TOOL_MESSAGES = ("not a readable Tremor run file",)
 
 
 def limits(opts):
