@@ -7,24 +7,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-
-failures = []
-
-
-def check(condition, what):
-    """Records a failed expectation and keeps going, so one run reports every problem."""
-    if not condition:
-        failures.append(what)
-        print(f"FAIL: {what}", file=sys.stderr)
-
-
-def finish(name):
-    if failures:
-        print(f"{name}: {len(failures)} check(s) failed", file=sys.stderr)
-        sys.exit(1)
-    print(f"{name}: all checks passed")
-    sys.exit(0)
-
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ux"))
+from ux_common import check, finish  # noqa: E402,F401  (one way to record and end a check script)
 
 def run_files(directory):
     """The runs python.make_runs left: three demo runs, then one replay, in name order."""
