@@ -10,22 +10,7 @@
 namespace tremor::estimators {
 namespace {
 
-constexpr double kLogRootTwoPi = 0.91893853320467274178;  // log(sqrt(2 pi))
-
 double normal_quantile(double probability) { return -std::numbers::sqrt2 * boost::math::erfc_inv(2.0 * probability); }
-
-// log Phi(z), accurate far into the lower tail.
-double log_normal_cdf(double z) {
-  if (z > -30.0) return std::log(0.5 * std::erfc(-z / std::numbers::sqrt2));
-  return -0.5 * z * z - kLogRootTwoPi - std::log(-z);
-}
-
-// phi(z) / Phi(z) (inverse Mills ratio), with its asymptote in the far tail.
-double inverse_mills_ratio(double z) {
-  if (z > -8.0) return std::exp(-0.5 * z * z - kLogRootTwoPi) / (0.5 * std::erfc(-z / std::numbers::sqrt2));
-  const double inverse_square = 1.0 / (z * z);
-  return -z / (1.0 - inverse_square + 3.0 * inverse_square * inverse_square);
-}
 
 // One group's finite, positive durations in ascending order.
 std::vector<double> sorted_valid(std::span<const double> values) {
@@ -121,16 +106,6 @@ struct MixtureFit {
   double sigma = 0.0;
 };
 
-// Second moment of the clean part v = r - u of a delayed residual: u | r is
-// N(m, sigma^2) truncated at 0, m = r - sigma^2 / tau.
-double delayed_clean_square(double r, double sigma, double tau) {
-  const double m = r - sigma * sigma / tau;
-  const double lambda = inverse_mills_ratio(m / sigma);
-  const double mean_u = std::max(0.0, m + sigma * lambda);
-  const double variance_u = std::max(0.0, sigma * sigma * (1.0 - (m / sigma) * lambda - lambda * lambda));
-  return (r - mean_u) * (r - mean_u) + variance_u;
-}
-
 // EM for p, tau and sigma of the normal-exponential mixture; sigma stays at
 // least the low-side spread, which the clean jitter's upper tail may exceed.
 MixtureFit fit_mixture(std::span<const WeightedValue> residuals, double low_side_sigma, double sigma_cap,
@@ -153,14 +128,19 @@ MixtureFit fit_mixture(std::span<const WeightedValue> residuals, double low_side
     double probability_sum = 0.0;
     double delay_sum = 0.0;
     double square_sum = 0.0;
-    for (const auto& r : residuals) {
-      const SegmentPosterior posterior = delay_posterior(r.value, sigma, fit.p, fit.tau);
-      probability_sum += r.weight * posterior.probability;
-      delay_sum += r.weight * posterior.delay;
-      if (options.fit_clean_spread) {
-        square_sum += r.weight * ((1.0 - posterior.probability) * r.value * r.value +
-                                  posterior.probability * delayed_clean_square(r.value, sigma, fit.tau));
+    const DelayPosterior posterior_of(sigma, fit.p, fit.tau);
+    DelayPosterior::WithCleanSquare terms;
+    for (std::size_t i = 0; i < residuals.size(); ++i) {
+      const WeightedValue& r = residuals[i];
+      // A group's residuals are sorted and a bootstrap resample repeats
+      // values: a repeated value's terms are those just computed.
+      if (i == 0 || r.value != residuals[i - 1].value) {
+        terms = options.fit_clean_spread ? posterior_of.with_clean_square(r.value)
+                                         : DelayPosterior::WithCleanSquare{posterior_of(r.value), 0.0};
       }
+      probability_sum += r.weight * terms.posterior.probability;
+      delay_sum += r.weight * terms.posterior.delay;
+      if (options.fit_clean_spread) square_sum += r.weight * terms.clean_square;
     }
     MixtureFit next;
     next.p = std::clamp(probability_sum / total_weight, 1e-6, 1.0 - 1e-6);
@@ -184,35 +164,6 @@ MixtureFit fit_mixture(std::span<const WeightedValue> residuals, double low_side
 double blom_normal_score(std::size_t i, std::size_t n) {
   if (n == 0 || i == 0 || i > n) return 0.0;
   return normal_quantile((static_cast<double>(i) - 0.375) / (static_cast<double>(n) + 0.25));
-}
-
-SegmentPosterior delay_posterior(double r, double sigma, double p, double tau) {
-  if (!(sigma > 0.0) || !(tau > 0.0) || !(p > 0.0) || !std::isfinite(r)) return {};
-  const double log_clean = std::log1p(-p) - 0.5 * (r / sigma) * (r / sigma) - std::log(sigma) - kLogRootTwoPi;
-  const double ratio = sigma / tau;
-  // Jondrow et al. (1982): u | (v + u = r) is N(r - sigma^2/tau, sigma^2) truncated at 0.
-  const double shifted = r - sigma * ratio;
-  const double z = shifted / sigma;
-  // Phi(z) once for both the likelihood and the inverse Mills ratio (the costly erfc).
-  const double cdf = z > -30.0 ? 0.5 * std::erfc(-z / std::numbers::sqrt2) : 0.0;
-  const double log_cdf = z > -30.0 ? std::log(cdf) : log_normal_cdf(z);
-  const double log_delayed = std::log(p) - std::log(tau) + 0.5 * ratio * ratio - r / tau + log_cdf;
-  const double difference = log_clean - log_delayed;
-  const double probability = difference > 700.0 ? 0.0 : 1.0 / (1.0 + std::exp(difference));
-  const double mills = z > -8.0 ? std::exp(-0.5 * z * z - kLogRootTwoPi) / cdf : inverse_mills_ratio(z);
-  const double conditional = std::max(0.0, shifted + sigma * mills);
-  return {probability, probability * conditional};
-}
-
-double delay_posterior_variance(double r, double sigma, double p, double tau) {
-  const SegmentPosterior posterior = delay_posterior(r, sigma, p, tau);
-  if (!(posterior.probability > 0.0)) return 0.0;
-  const double m = r - sigma * sigma / tau;
-  const double lambda = inverse_mills_ratio(m / sigma);
-  const double mean_u = std::max(0.0, m + sigma * lambda);
-  const double variance_u = std::max(0.0, sigma * sigma * (1.0 - (m / sigma) * lambda - lambda * lambda));
-  const double second_moment = posterior.probability * (variance_u + mean_u * mean_u);
-  return std::max(0.0, second_moment - posterior.delay * posterior.delay);
 }
 
 namespace {
@@ -317,14 +268,21 @@ ModelFit fit_model(const std::vector<std::vector<double>>& sorted, const std::ve
     }
     mixture = fit_mixture(residuals, sigma, std::max(sigma, sigma_cap), options);
     sigma = mixture.sigma;
+    const DelayPosterior share_posterior(sigma, mixture.p, mixture.tau);
     for (std::size_t g = 0; g < group_count; ++g) {
       if (options.fit_clean_spread)
         fit.baseline[g] = floored(g, anchored_baseline(sorted[g], sigma, fit.share[g], options));
       const double baseline = fit.baseline[g];
       if (samples[g].empty() || !(baseline > 0.0)) continue;
       double probability = 0.0;
-      for (const double x : samples[g])
-        probability += delay_posterior(x / baseline - 1.0, sigma, mixture.p, mixture.tau).probability;
+      double previous = 0.0;
+      double term = 0.0;
+      for (std::size_t i = 0; i < samples[g].size(); ++i) {
+        const double x = samples[g][i];
+        if (i == 0 || x != previous) term = share_posterior.probability(x / baseline - 1.0);  // sorted: repeats adjacent
+        previous = x;
+        probability += term;
+      }
       fit.share[g] = probability / static_cast<double>(samples[g].size());
     }
   }
@@ -379,6 +337,7 @@ IntrinsicEstimate estimate_intrinsic(std::span<const std::span<const double>> gr
   estimate.relative_spread = sigma;
   estimate.delay_probability = mixture.p;
   estimate.relative_delay_mean = mixture.tau;
+  const DelayPosterior posterior_of(sigma, mixture.p, mixture.tau);
   for (std::size_t g = 0; g < group_count; ++g) {
     GroupIntrinsic& group = estimate.groups[g];
     const double baseline = group.baseline;
@@ -389,7 +348,7 @@ IntrinsicEstimate estimate_intrinsic(std::span<const std::span<const double>> gr
     for (std::size_t i = 0; i < groups[g].size(); ++i) {
       const double x = groups[g][i];
       if (!std::isfinite(x) || !(x > 0.0)) continue;
-      const SegmentPosterior posterior = delay_posterior(x / baseline - 1.0, sigma, mixture.p, mixture.tau);
+      const SegmentPosterior posterior = posterior_of(x / baseline - 1.0);
       estimate.lost[g][i] = baseline * posterior.delay;
       estimate.probability[g][i] = posterior.probability;
       group.lost += estimate.lost[g][i];
@@ -410,10 +369,11 @@ LostInterval bootstrap_lost_interval(std::span<const std::span<const double>> gr
   const double tau = estimate.relative_delay_mean;
   // The delays of this run are what they are: the uncertainty is in the
   // baselines (resampled) and in each segment's delay given its time.
+  const DelayPosterior posterior_of(sigma, p, tau);
   auto charged = [&](std::span<const double> members, double baseline) {
     double lost = 0.0;
     if (!(baseline > 0.0)) return lost;
-    for (const double x : members) lost += baseline * delay_posterior(x / baseline - 1.0, sigma, p, tau).delay;
+    for (const double x : members) lost += baseline * posterior_of(x / baseline - 1.0).delay;
     return lost;
   };
   std::vector<std::vector<double>> samples(groups.size());

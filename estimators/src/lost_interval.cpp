@@ -39,8 +39,9 @@ std::vector<double> charge_sample(std::span<const double> values, std::size_t li
 // The lost time the model charges a group's sample (weighted to the group).
 double charged(std::span<const double> sample, double weight, double baseline, double sigma, double p, double tau) {
   if (!(baseline > 0.0)) return 0.0;
+  const DelayPosterior posterior_of(sigma, p, tau);
   double lost = 0.0;
-  for (const double x : sample) lost += baseline * delay_posterior(x / baseline - 1.0, sigma, p, tau).delay;
+  for (const double x : sample) lost += baseline * posterior_of(x / baseline - 1.0).delay;
   return weight * lost;
 }
 

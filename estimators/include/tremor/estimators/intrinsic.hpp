@@ -17,6 +17,8 @@
 #include <span>
 #include <vector>
 
+#include "tremor/estimators/delay_posterior.hpp"
+
 namespace tremor::estimators {
 
 struct IntrinsicOptions {
@@ -100,15 +102,6 @@ IntrinsicEstimate estimate_intrinsic(std::span<const std::span<const double>> gr
                                      const IntrinsicOptions& options = {},
                                      std::span<const std::span<const double>> work = {},
                                      std::span<const double> baseline_floor = {});
-
-/// Posterior of one relative residual r = x / mu - 1 under the pooled model.
-struct SegmentPosterior {
-  double probability = 0.0;  ///< P(B = 1 | r)
-  double delay = 0.0;        ///< E[B * u | r], relative to mu
-};
-SegmentPosterior delay_posterior(double relative_residual, double sigma, double p, double tau);
-/// Var(B * u | r), relative to mu^2.
-double delay_posterior_variance(double relative_residual, double sigma, double p, double tau);
 
 struct LostInterval {
   double low = 0.0;
