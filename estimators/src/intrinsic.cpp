@@ -176,27 +176,33 @@ struct ModelFit {
   std::vector<double> share;
 };
 
-// Relative spread of positive values from two of their quantiles: their
-// distance over the normal scores' distance, divided by the median.
-double relative_quantile_spread(std::vector<double> values, double low, double high) {
-  std::erase_if(values, [](double v) { return !std::isfinite(v) || !(v > 0.0); });
+// Relative spread of ascending, finite, positive values from two of their
+// quantiles: their distance over the normal scores' distance (`scores`),
+// divided by the median.
+double relative_quantile_spread(std::span<const double> values, double low, double high, double scores) {
   if (values.size() < 8) return 0.0;
-  std::sort(values.begin(), values.end());
   auto at = [&](double q) {
     return values[static_cast<std::size_t>(std::llround(q * static_cast<double>(values.size() - 1)))];
   };
   const double median = at(0.5);
-  return median > 0.0 ? (at(high) - at(low)) / (normal_quantile(high) - normal_quantile(low)) / median : 0.0;
+  return median > 0.0 ? (at(high) - at(low)) / scores / median : 0.0;
 }
 
-// Robust relative spread from the quartiles (IQR / 1.349 / median).
-double quartile_spread(std::vector<double> values) { return relative_quantile_spread(std::move(values), 0.25, 0.75); }
+struct QuantileSpreads {
+  double quartile = 0.0;  // robust relative spread from the quartiles (IQR / 1.349 / median)
+  // The same read on the low side (5 % to 25 %), where the anchor and the
+  // clean spread are read: delays (which only add time) or a cold cache after
+  // one (which adds work) barely move it in the work.
+  double low_side = 0.0;
+};
 
-// The same read on the low side (5 % to 25 %), where the anchor and the clean
-// spread are read: delays (which only add time) or a cold cache after one
-// (which adds work) barely move it in the work.
-double low_side_relative_spread(std::vector<double> values) {
-  return relative_quantile_spread(std::move(values), 0.05, 0.25);
+// Both spreads of one group's ascending, finite, positive values (the normal
+// scores once per process: erfc_inv is costly and every refit reads them).
+QuantileSpreads quantile_spreads(std::span<const double> sorted) {
+  static const double quartile_scores = normal_quantile(0.75) - normal_quantile(0.25);
+  static const double low_side_scores = normal_quantile(0.25) - normal_quantile(0.05);
+  return {relative_quantile_spread(sorted, 0.25, 0.75, quartile_scores),
+          relative_quantile_spread(sorted, 0.05, 0.25, low_side_scores)};
 }
 
 struct WorkSpread {
@@ -204,32 +210,28 @@ struct WorkSpread {
   double ratio = 0.0;  // the larger of the quartile and the low-side (duration spread / work spread)
 };
 
-// Size-weighted median over groups of `spread(durations) / spread(work)`.
-template <typename Spread>
-double spread_ratio(const std::vector<std::vector<double>>& sorted, std::span<const std::span<const double>> work,
-                    Spread spread, std::vector<WeightedValue>* work_spreads = nullptr) {
-  std::vector<WeightedValue> ratios;
-  for (std::size_t g = 0; g < sorted.size(); ++g) {
-    const double work_spread = spread(std::vector<double>(work[g].begin(), work[g].end()));
-    const double duration_spread = spread(sorted[g]);
-    if (work_spread > 0.0 && duration_spread > 0.0) {
-      const auto size = static_cast<double>(sorted[g].size());
-      ratios.push_back({duration_spread / work_spread, size});
-      if (work_spreads) work_spreads->push_back({work_spread, size});
-    }
-  }
-  return weighted_median(std::move(ratios));
-}
-
-// Both ratios: the quartiles see delays on half the segments or a window, the
-// low side (5 % to 25 %) 90 % of the segments delayed even when a cold cache
-// after each delay widens the work's quartiles. 0 and 0 without work values.
+// Size-weighted medians over groups of spread(durations) / spread(work), for
+// both spreads: the quartiles see delays on half the segments or a window,
+// the low side (5 % to 25 %) 90 % of the segments delayed even when a cold
+// cache after each delay widens the work's quartiles. 0 and 0 without work values.
 WorkSpread work_spread(const std::vector<std::vector<double>>& sorted, std::span<const std::span<const double>> work) {
   if (work.size() != sorted.size()) return {};
   std::vector<WeightedValue> work_spreads;
-  const double quartile_ratio = spread_ratio(sorted, work, quartile_spread, &work_spreads);
-  const double low_ratio = spread_ratio(sorted, work, low_side_relative_spread);
-  return {weighted_median(std::move(work_spreads)), std::max(quartile_ratio, low_ratio)};
+  std::vector<WeightedValue> quartile_ratios;
+  std::vector<WeightedValue> low_side_ratios;
+  for (std::size_t g = 0; g < sorted.size(); ++g) {
+    const QuantileSpreads of_work = quantile_spreads(sorted_valid(work[g]));
+    const QuantileSpreads of_durations = quantile_spreads(sorted[g]);
+    const auto size = static_cast<double>(sorted[g].size());
+    if (of_work.quartile > 0.0 && of_durations.quartile > 0.0) {
+      quartile_ratios.push_back({of_durations.quartile / of_work.quartile, size});
+      work_spreads.push_back({of_work.quartile, size});
+    }
+    if (of_work.low_side > 0.0 && of_durations.low_side > 0.0)
+      low_side_ratios.push_back({of_durations.low_side / of_work.low_side, size});
+  }
+  return {weighted_median(std::move(work_spreads)),
+          std::max(weighted_median(std::move(quartile_ratios)), weighted_median(std::move(low_side_ratios)))};
 }
 
 // sigma_floor and sigma_cap bound the pooled clean spread (from the work's spread).
@@ -299,8 +301,10 @@ IntrinsicEstimate estimate_intrinsic(std::span<const std::span<const double>> gr
   IntrinsicEstimate estimate;
   const std::size_t group_count = groups.size();
   estimate.groups.resize(group_count);
-  estimate.lost.resize(group_count);
-  estimate.probability.resize(group_count);
+  if (options.charge_segments) {
+    estimate.lost.resize(group_count);
+    estimate.probability.resize(group_count);
+  }
   std::vector<std::vector<double>> sorted(group_count);
   std::vector<std::vector<double>> samples(group_count);
   for (std::size_t g = 0; g < group_count; ++g) {
@@ -330,13 +334,13 @@ IntrinsicEstimate estimate_intrinsic(std::span<const std::span<const double>> gr
   }
   const double sigma = fit.sigma;
   const MixtureFit& mixture = fit.mixture;
-  for (std::size_t g = 0; g < group_count; ++g) {
-    estimate.groups[g].baseline = fit.baseline[g];
-    estimate.groups[g].relative_spread_own = low_side_spread(sorted[g], fit.share[g], options);
-  }
+  for (std::size_t g = 0; g < group_count; ++g) estimate.groups[g].baseline = fit.baseline[g];
   estimate.relative_spread = sigma;
   estimate.delay_probability = mixture.p;
   estimate.relative_delay_mean = mixture.tau;
+  if (!options.charge_segments) return estimate;
+  for (std::size_t g = 0; g < group_count; ++g)
+    estimate.groups[g].relative_spread_own = low_side_spread(sorted[g], fit.share[g], options);
   const DelayPosterior posterior_of(sigma, mixture.p, mixture.tau);
   for (std::size_t g = 0; g < group_count; ++g) {
     GroupIntrinsic& group = estimate.groups[g];

@@ -165,6 +165,7 @@ LostInterval lost_interval(std::span<const std::span<const double>> groups, std:
   refit_model.em_iterations = options.refit_em_iterations;
   refit_model.em_tolerance = 1e-6;
   refit_model.outer_iterations = options.refit_outer_iterations;
+  refit_model.charge_segments = false;  // a replica reads its pooled parameters and baselines only
   std::vector<std::size_t> blocks(group_count);
   for (std::size_t g = 0; g < group_count; ++g)
     blocks[g] = static_cast<std::size_t>(std::ceil(std::cbrt(static_cast<double>(refit_values[g].size()))));

@@ -62,6 +62,10 @@ struct IntrinsicOptions {
   /// a right-skewed clean jitter widens the clean part instead of counting as delays.
   bool fit_clean_spread = true;
   int outer_iterations = 3;  ///< baseline <-> mixture refinements
+  /// False: the estimate holds the pooled parameters and the baselines only
+  /// (no per-segment charges, no group shares or own spreads), for refits
+  /// that read nothing else (lost_interval.hpp).
+  bool charge_segments = true;
   int em_iterations = 200;
   double em_tolerance = 1e-9;
 };
