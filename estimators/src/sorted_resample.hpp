@@ -29,12 +29,15 @@ class SortedResampler {
 
   /// `target`: as many values as the source, drawn with replacement, ascending.
   void draw(std::vector<double>& target, std::mt19937_64& engine) {
-    target.clear();
+    target.resize(sorted_.size());
     if (sorted_.empty()) return;
     std::uniform_int_distribution<std::size_t> pick(0, sorted_.size() - 1);
     std::fill(counts_.begin(), counts_.end(), 0U);
     for (std::size_t i = 0; i < sorted_.size(); ++i) ++counts_[rank_of_[pick(engine)]];
-    for (std::size_t rank = 0; rank < sorted_.size(); ++rank) target.insert(target.end(), counts_[rank], sorted_[rank]);
+    std::size_t next = 0;
+    for (std::size_t rank = 0; rank < sorted_.size(); ++rank) {
+      for (std::uint32_t copy = 0; copy < counts_[rank]; ++copy) target[next++] = sorted_[rank];
+    }
   }
 
  private:

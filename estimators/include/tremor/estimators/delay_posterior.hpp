@@ -73,12 +73,16 @@ DelayPosterior::Terms DelayPosterior::terms(double r, bool with_delay) const noe
   const double z = shifted / sigma_;
   // Phi(z) once for both the likelihood and the inverse Mills ratio (the costly erfc).
   const double cdf = z > -30.0 ? 0.5 * std::erfc(-z / std::numbers::sqrt2) : 0.0;
-  const double log_cdf = z > -30.0 ? std::log(cdf) : detail::log_normal_cdf(z);
+  // log(1) is +0 exactly: a clearly delayed residual skips the call.
+  const double log_cdf = z > -30.0 ? (cdf == 1.0 ? 0.0 : std::log(cdf)) : detail::log_normal_cdf(z);
   const double log_delayed = delayed_constant_ - r / tau_ + log_cdf;
   const double difference = log_clean - log_delayed;
   Terms out;
   out.z = z;
-  out.posterior.probability = difference > 700.0 ? 0.0 : 1.0 / (1.0 + std::exp(difference));
+  // Below -40, exp(difference) < 2^-53: 1 + it rounds to 1, and so does the probability.
+  out.posterior.probability = difference > 700.0   ? 0.0
+                              : difference < -40.0 ? 1.0
+                                                   : 1.0 / (1.0 + std::exp(difference));
   if (!with_delay) return out;
   out.mills = z > -8.0 ? std::exp(-0.5 * z * z - detail::kLogRootTwoPi) / cdf : detail::inverse_mills_ratio(z);
   const double conditional = std::max(0.0, shifted + sigma_ * out.mills);
