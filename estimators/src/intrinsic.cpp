@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/math/special_functions/erf.hpp>
 #include <cmath>
+#include <cstdint>
 #include <numbers>
 
 #include "tremor/estimators/order_statistics.hpp"
@@ -124,23 +125,31 @@ MixtureFit fit_mixture(std::span<const WeightedValue> residuals, double low_side
   }
   MixtureFit fit{0.1, large_weight > 0.0 ? std::max(tau_floor, large_sum / large_weight) : 5.0 * sigma, sigma};
   if (!(total_weight > 0.0)) return {0.0, tau_floor, sigma};
+  // A group's residuals are sorted and a bootstrap resample repeats values:
+  // each distinct value's terms are computed once per iteration, in a loop of
+  // their own (independent calls overlap), then summed in the residuals' order.
+  std::vector<double> distinct;
+  std::vector<std::uint32_t> distinct_of(residuals.size());
+  for (std::size_t i = 0; i < residuals.size(); ++i) {
+    if (i == 0 || residuals[i].value != residuals[i - 1].value) distinct.push_back(residuals[i].value);
+    distinct_of[i] = static_cast<std::uint32_t>(distinct.size() - 1);
+  }
+  std::vector<DelayPosterior::WithCleanSquare> terms(distinct.size());
   for (int iteration = 0; iteration < options.em_iterations; ++iteration) {
     double probability_sum = 0.0;
     double delay_sum = 0.0;
     double square_sum = 0.0;
     const DelayPosterior posterior_of(sigma, fit.p, fit.tau);
-    DelayPosterior::WithCleanSquare terms;
+    for (std::size_t d = 0; d < distinct.size(); ++d) {
+      terms[d] = options.fit_clean_spread ? posterior_of.with_clean_square(distinct[d])
+                                          : DelayPosterior::WithCleanSquare{posterior_of(distinct[d]), 0.0};
+    }
     for (std::size_t i = 0; i < residuals.size(); ++i) {
       const WeightedValue& r = residuals[i];
-      // A group's residuals are sorted and a bootstrap resample repeats
-      // values: a repeated value's terms are those just computed.
-      if (i == 0 || r.value != residuals[i - 1].value) {
-        terms = options.fit_clean_spread ? posterior_of.with_clean_square(r.value)
-                                         : DelayPosterior::WithCleanSquare{posterior_of(r.value), 0.0};
-      }
-      probability_sum += r.weight * terms.posterior.probability;
-      delay_sum += r.weight * terms.posterior.delay;
-      if (options.fit_clean_spread) square_sum += r.weight * terms.clean_square;
+      const DelayPosterior::WithCleanSquare& term = terms[distinct_of[i]];
+      probability_sum += r.weight * term.posterior.probability;
+      delay_sum += r.weight * term.posterior.delay;
+      if (options.fit_clean_spread) square_sum += r.weight * term.clean_square;
     }
     MixtureFit next;
     next.p = std::clamp(probability_sum / total_weight, 1e-6, 1.0 - 1e-6);
