@@ -39,23 +39,38 @@ double low_quantile(std::span<const double> sorted) {
 
 }  // namespace
 
-std::vector<std::vector<double>> collective_latency_growth_replicas(std::span<const double> least_waits,
-                                                                    double processes, std::span<const double> factors,
-                                                                    std::size_t replicas, std::mt19937_64& engine) {
-  std::vector<std::vector<double>> growth(factors.size(), std::vector<double>(replicas, 0.0));
+std::vector<double> collective_latency_replicas(std::span<const double> least_waits, double processes,
+                                                std::size_t replicas, std::mt19937_64& engine) {
   std::vector<double> finite;
   for (const double wait : least_waits)
     if (std::isfinite(wait)) finite.push_back(std::max(0.0, wait));
-  if (finite.empty() || !(collective_rounds(processes) > 0.0)) return growth;
+  if (finite.empty() || !(collective_rounds(processes) > 0.0)) return {};
   detail::SortedResampler resampler(finite);
   std::vector<double> drawn;
-  for (std::size_t r = 0; r < replicas; ++r) {
+  std::vector<double> latencies(replicas);
+  for (double& latency : latencies) {
     resampler.draw(drawn, engine);
-    const double latency = low_quantile(drawn);
+    latency = low_quantile(drawn);
+  }
+  return latencies;
+}
+
+std::vector<std::vector<double>> collective_latency_growth_of(std::span<const double> latencies, double processes,
+                                                             std::span<const double> factors, std::size_t replicas) {
+  std::vector<std::vector<double>> growth(factors.size(), std::vector<double>(replicas, 0.0));
+  if (latencies.empty()) return growth;
+  for (std::size_t r = 0; r < replicas && r < latencies.size(); ++r) {
     for (std::size_t f = 0; f < factors.size(); ++f)
-      growth[f][r] = collective_latency_growth(latency, processes, factors[f]);
+      growth[f][r] = collective_latency_growth(latencies[r], processes, factors[f]);
   }
   return growth;
+}
+
+std::vector<std::vector<double>> collective_latency_growth_replicas(std::span<const double> least_waits,
+                                                                    double processes, std::span<const double> factors,
+                                                                    std::size_t replicas, std::mt19937_64& engine) {
+  return collective_latency_growth_of(collective_latency_replicas(least_waits, processes, replicas, engine), processes,
+                                      factors, replicas);
 }
 
 }  // namespace tremor::estimators
