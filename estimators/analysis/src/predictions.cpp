@@ -403,10 +403,19 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
   const std::map<std::uint16_t, std::vector<double>> call_waits = least_waits_by_call(run.segments);
   std::vector<std::vector<double>> group_least_waits;
   std::vector<std::size_t> group_index;  // per usable group, its index in analysis.groups
-  // Per usable group: replicas of the per-segment growth of the collective's latency.
+  // Per usable group: replicas of the per-segment growth of the collective's
+  // latency. The per-rank variants ask for at most as many replicas as the
+  // group's own bootstrap: their growth is read from the latencies kept then
+  // (a prefix of the same draws, est::collective_latency_replicas).
+  std::vector<std::vector<double>> group_latencies;  // per usable group, its replicas' base latencies
+  std::vector<std::size_t> latency_replicas;         // per usable group, how many were drawn
   const auto latency_growth = [&](std::size_t usable, std::size_t count) {
-    auto engine = engine_for(parameters.seed, group_index[usable] * 8 + kLatency);
-    return est::collective_latency_growth_replicas(group_least_waits[usable], world_size, factors, count, engine);
+    if (latency_replicas[usable] < count) {
+      auto engine = engine_for(parameters.seed, group_index[usable] * 8 + kLatency);
+      group_latencies[usable] = est::collective_latency_replicas(group_least_waits[usable], world_size, count, engine);
+      latency_replicas[usable] = count;
+    }
+    return est::collective_latency_growth_of(group_latencies[usable], world_size, factors, count);
   };
   std::vector<WarningCase> disagreements;
   double disagreeing_time = 0.0, assessed_time = 0.0;
@@ -448,6 +457,8 @@ void fit_groups_and_predict(const RunData& run, RunAnalysis& analysis) {
     costs.push_back(static_cast<double>(samples.back().size()) + kReplicaOverhead);
   }
   const std::vector<std::size_t> plan = plan_replicas(standard_errors, costs, replicas);
+  group_latencies.resize(group_index.size());
+  latency_replicas.assign(group_index.size(), 0);
   const std::size_t group_replicas_min = plan.empty() ? replicas : *std::min_element(plan.begin(), plan.end());
   // The run replicas' picks among a group's distinct ones (identity at R).
   const auto choice = [&](std::size_t usable, std::size_t distinct, std::size_t count) {

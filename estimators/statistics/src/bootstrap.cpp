@@ -7,6 +7,8 @@
 #include <optional>
 #include <vector>
 
+#include "sorted_resample.hpp"
+
 namespace tremor::estimators {
 namespace {
 
@@ -19,12 +21,6 @@ std::vector<double> finite_values(std::span<const double> sample) {
     if (std::isfinite(value)) finite.push_back(value);
   }
   return finite;
-}
-
-void resample(const std::vector<double>& source, std::vector<double>& target, std::mt19937_64& engine) {
-  std::uniform_int_distribution<std::size_t> pick(0, source.size() - 1);
-  target.resize(source.size());
-  for (double& value : target) value = source[pick(engine)];
 }
 
 GevFit fit_by(FitMethod method, std::span<const double> sample) {
@@ -92,8 +88,9 @@ void append_parametric_replicas(const std::vector<double>& sample, std::span<con
   std::vector<bool> replica_fell_back;
   std::vector<MaximumLaw> laws(factors.size());
   RunDraws draws;
+  detail::SortedResampler resampler(sample);  // the fits read the resample sorted
   for (std::size_t replica = 0; replica < replicas; ++replica) {
-    resample(sample, drawn, engine);
+    resampler.draw(drawn, engine);
     const std::vector<double> values =
         projections_with_fallback(drawn, factors, method, replica_fell_back, group.segments ? &laws : nullptr);
     if (group.segments) draws.draw(group.segments, simulation);
@@ -198,9 +195,9 @@ GroupReplicas nonparametric_replicas(std::span<const double> sample, std::span<c
   std::mt19937_64 simulation = simulation_engine(segments, engine);
   std::vector<double> drawn;
   RunDraws draws;
+  detail::SortedResampler resampler(sorted);
   for (std::size_t replica = 0; replica < replicas; ++replica) {
-    resample(sorted, drawn, engine);
-    std::sort(drawn.begin(), drawn.end());
+    resampler.draw(drawn, engine);
     if (segments) draws.draw(segments, simulation);
     const MaximumLaw law{true, {}, drawn};
     for (std::size_t f = 0; f < factors.size(); ++f) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sorted_resample.hpp"
+
 namespace tremor::estimators {
 
 double collective_rounds(double processes) {
@@ -25,36 +27,50 @@ namespace {
 // the primary estimator uses for intrinsic durations (docs/statistics-primary.md).
 constexpr double kCleanQuantile = 0.05;
 
-// Linear interpolation between order statistics (Hyndman & Fan type 7).
-double low_quantile(std::vector<double>& values) {
-  const double position = kCleanQuantile * static_cast<double>(values.size() - 1);
+// Linear interpolation between order statistics (Hyndman & Fan type 7) of ascending values.
+double low_quantile(std::span<const double> sorted) {
+  const double position = kCleanQuantile * static_cast<double>(sorted.size() - 1);
   const auto below = static_cast<std::size_t>(position);
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(below), values.end());
-  const double low = values[below];
-  if (below + 1 >= values.size()) return low;
-  const double high = *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(below) + 1, values.end());
+  const double low = sorted[below];
+  if (below + 1 >= sorted.size()) return low;
+  const double high = sorted[below + 1];
   return low + (position - static_cast<double>(below)) * (high - low);
 }
 
 }  // namespace
 
-std::vector<std::vector<double>> collective_latency_growth_replicas(std::span<const double> least_waits,
-                                                                    double processes, std::span<const double> factors,
-                                                                    std::size_t replicas, std::mt19937_64& engine) {
-  std::vector<std::vector<double>> growth(factors.size(), std::vector<double>(replicas, 0.0));
+std::vector<double> collective_latency_replicas(std::span<const double> least_waits, double processes,
+                                                std::size_t replicas, std::mt19937_64& engine) {
   std::vector<double> finite;
   for (const double wait : least_waits)
     if (std::isfinite(wait)) finite.push_back(std::max(0.0, wait));
-  if (finite.empty() || !(collective_rounds(processes) > 0.0)) return growth;
-  std::uniform_int_distribution<std::size_t> pick(0, finite.size() - 1);
-  std::vector<double> drawn(finite.size());
-  for (std::size_t r = 0; r < replicas; ++r) {
-    for (double& value : drawn) value = finite[pick(engine)];
-    const double latency = low_quantile(drawn);
+  if (finite.empty() || !(collective_rounds(processes) > 0.0)) return {};
+  detail::SortedResampler resampler(finite);
+  std::vector<double> drawn;
+  std::vector<double> latencies(replicas);
+  for (double& latency : latencies) {
+    resampler.draw(drawn, engine);
+    latency = low_quantile(drawn);
+  }
+  return latencies;
+}
+
+std::vector<std::vector<double>> collective_latency_growth_of(std::span<const double> latencies, double processes,
+                                                             std::span<const double> factors, std::size_t replicas) {
+  std::vector<std::vector<double>> growth(factors.size(), std::vector<double>(replicas, 0.0));
+  if (latencies.empty()) return growth;
+  for (std::size_t r = 0; r < replicas && r < latencies.size(); ++r) {
     for (std::size_t f = 0; f < factors.size(); ++f)
-      growth[f][r] = collective_latency_growth(latency, processes, factors[f]);
+      growth[f][r] = collective_latency_growth(latencies[r], processes, factors[f]);
   }
   return growth;
+}
+
+std::vector<std::vector<double>> collective_latency_growth_replicas(std::span<const double> least_waits,
+                                                                    double processes, std::span<const double> factors,
+                                                                    std::size_t replicas, std::mt19937_64& engine) {
+  return collective_latency_growth_of(collective_latency_replicas(least_waits, processes, replicas, engine), processes,
+                                      factors, replicas);
 }
 
 }  // namespace tremor::estimators

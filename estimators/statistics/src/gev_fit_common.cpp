@@ -13,7 +13,7 @@ std::vector<double> prepare_sample(std::span<const double> sample, GevFit& fit) 
   }
   fit.dropped_non_finite = sample.size() - finite.size();
   fit.n = finite.size();
-  std::sort(finite.begin(), finite.end());
+  if (!std::is_sorted(finite.begin(), finite.end())) std::sort(finite.begin(), finite.end());  // bootstrap resamples come sorted
   if (!finite.empty()) {
     fit.sample_min = finite.front();
     fit.sample_max = finite.back();

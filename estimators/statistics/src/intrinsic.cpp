@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/math/special_functions/erf.hpp>
 #include <cmath>
+#include <cstdint>
 #include <numbers>
 
 #include "tremor/estimators/order_statistics.hpp"
@@ -10,22 +11,7 @@
 namespace tremor::estimators {
 namespace {
 
-constexpr double kLogRootTwoPi = 0.91893853320467274178;  // log(sqrt(2 pi))
-
 double normal_quantile(double probability) { return -std::numbers::sqrt2 * boost::math::erfc_inv(2.0 * probability); }
-
-// log Phi(z), accurate far into the lower tail.
-double log_normal_cdf(double z) {
-  if (z > -30.0) return std::log(0.5 * std::erfc(-z / std::numbers::sqrt2));
-  return -0.5 * z * z - kLogRootTwoPi - std::log(-z);
-}
-
-// phi(z) / Phi(z) (inverse Mills ratio), with its asymptote in the far tail.
-double inverse_mills_ratio(double z) {
-  if (z > -8.0) return std::exp(-0.5 * z * z - kLogRootTwoPi) / (0.5 * std::erfc(-z / std::numbers::sqrt2));
-  const double inverse_square = 1.0 / (z * z);
-  return -z / (1.0 - inverse_square + 3.0 * inverse_square * inverse_square);
-}
 
 // One group's finite, positive durations in ascending order.
 std::vector<double> sorted_valid(std::span<const double> values) {
@@ -121,16 +107,6 @@ struct MixtureFit {
   double sigma = 0.0;
 };
 
-// Second moment of the clean part v = r - u of a delayed residual: u | r is
-// N(m, sigma^2) truncated at 0, m = r - sigma^2 / tau.
-double delayed_clean_square(double r, double sigma, double tau) {
-  const double m = r - sigma * sigma / tau;
-  const double lambda = inverse_mills_ratio(m / sigma);
-  const double mean_u = std::max(0.0, m + sigma * lambda);
-  const double variance_u = std::max(0.0, sigma * sigma * (1.0 - (m / sigma) * lambda - lambda * lambda));
-  return (r - mean_u) * (r - mean_u) + variance_u;
-}
-
 // EM for p, tau and sigma of the normal-exponential mixture; sigma stays at
 // least the low-side spread, which the clean jitter's upper tail may exceed.
 MixtureFit fit_mixture(std::span<const WeightedValue> residuals, double low_side_sigma, double sigma_cap,
@@ -149,18 +125,31 @@ MixtureFit fit_mixture(std::span<const WeightedValue> residuals, double low_side
   }
   MixtureFit fit{0.1, large_weight > 0.0 ? std::max(tau_floor, large_sum / large_weight) : 5.0 * sigma, sigma};
   if (!(total_weight > 0.0)) return {0.0, tau_floor, sigma};
+  // A group's residuals are sorted and a bootstrap resample repeats values:
+  // each distinct value's terms are computed once per iteration, in a loop of
+  // their own (independent calls overlap), then summed in the residuals' order.
+  std::vector<double> distinct;
+  std::vector<std::uint32_t> distinct_of(residuals.size());
+  for (std::size_t i = 0; i < residuals.size(); ++i) {
+    if (i == 0 || residuals[i].value != residuals[i - 1].value) distinct.push_back(residuals[i].value);
+    distinct_of[i] = static_cast<std::uint32_t>(distinct.size() - 1);
+  }
+  std::vector<DelayPosterior::WithCleanSquare> terms(distinct.size());
   for (int iteration = 0; iteration < options.em_iterations; ++iteration) {
     double probability_sum = 0.0;
     double delay_sum = 0.0;
     double square_sum = 0.0;
-    for (const auto& r : residuals) {
-      const SegmentPosterior posterior = delay_posterior(r.value, sigma, fit.p, fit.tau);
-      probability_sum += r.weight * posterior.probability;
-      delay_sum += r.weight * posterior.delay;
-      if (options.fit_clean_spread) {
-        square_sum += r.weight * ((1.0 - posterior.probability) * r.value * r.value +
-                                  posterior.probability * delayed_clean_square(r.value, sigma, fit.tau));
-      }
+    const DelayPosterior posterior_of(sigma, fit.p, fit.tau);
+    for (std::size_t d = 0; d < distinct.size(); ++d) {
+      terms[d] = options.fit_clean_spread ? posterior_of.with_clean_square(distinct[d])
+                                          : DelayPosterior::WithCleanSquare{posterior_of(distinct[d]), 0.0};
+    }
+    for (std::size_t i = 0; i < residuals.size(); ++i) {
+      const WeightedValue& r = residuals[i];
+      const DelayPosterior::WithCleanSquare& term = terms[distinct_of[i]];
+      probability_sum += r.weight * term.posterior.probability;
+      delay_sum += r.weight * term.posterior.delay;
+      if (options.fit_clean_spread) square_sum += r.weight * term.clean_square;
     }
     MixtureFit next;
     next.p = std::clamp(probability_sum / total_weight, 1e-6, 1.0 - 1e-6);
@@ -186,35 +175,6 @@ double blom_normal_score(std::size_t i, std::size_t n) {
   return normal_quantile((static_cast<double>(i) - 0.375) / (static_cast<double>(n) + 0.25));
 }
 
-SegmentPosterior delay_posterior(double r, double sigma, double p, double tau) {
-  if (!(sigma > 0.0) || !(tau > 0.0) || !(p > 0.0) || !std::isfinite(r)) return {};
-  const double log_clean = std::log1p(-p) - 0.5 * (r / sigma) * (r / sigma) - std::log(sigma) - kLogRootTwoPi;
-  const double ratio = sigma / tau;
-  // Jondrow et al. (1982): u | (v + u = r) is N(r - sigma^2/tau, sigma^2) truncated at 0.
-  const double shifted = r - sigma * ratio;
-  const double z = shifted / sigma;
-  // Phi(z) once for both the likelihood and the inverse Mills ratio (the costly erfc).
-  const double cdf = z > -30.0 ? 0.5 * std::erfc(-z / std::numbers::sqrt2) : 0.0;
-  const double log_cdf = z > -30.0 ? std::log(cdf) : log_normal_cdf(z);
-  const double log_delayed = std::log(p) - std::log(tau) + 0.5 * ratio * ratio - r / tau + log_cdf;
-  const double difference = log_clean - log_delayed;
-  const double probability = difference > 700.0 ? 0.0 : 1.0 / (1.0 + std::exp(difference));
-  const double mills = z > -8.0 ? std::exp(-0.5 * z * z - kLogRootTwoPi) / cdf : inverse_mills_ratio(z);
-  const double conditional = std::max(0.0, shifted + sigma * mills);
-  return {probability, probability * conditional};
-}
-
-double delay_posterior_variance(double r, double sigma, double p, double tau) {
-  const SegmentPosterior posterior = delay_posterior(r, sigma, p, tau);
-  if (!(posterior.probability > 0.0)) return 0.0;
-  const double m = r - sigma * sigma / tau;
-  const double lambda = inverse_mills_ratio(m / sigma);
-  const double mean_u = std::max(0.0, m + sigma * lambda);
-  const double variance_u = std::max(0.0, sigma * sigma * (1.0 - (m / sigma) * lambda - lambda * lambda));
-  const double second_moment = posterior.probability * (variance_u + mean_u * mean_u);
-  return std::max(0.0, second_moment - posterior.delay * posterior.delay);
-}
-
 namespace {
 
 // One fit of the pooled model: baselines, shares and the mixture.
@@ -225,27 +185,33 @@ struct ModelFit {
   std::vector<double> share;
 };
 
-// Relative spread of positive values from two of their quantiles: their
-// distance over the normal scores' distance, divided by the median.
-double relative_quantile_spread(std::vector<double> values, double low, double high) {
-  std::erase_if(values, [](double v) { return !std::isfinite(v) || !(v > 0.0); });
+// Relative spread of ascending, finite, positive values from two of their
+// quantiles: their distance over the normal scores' distance (`scores`),
+// divided by the median.
+double relative_quantile_spread(std::span<const double> values, double low, double high, double scores) {
   if (values.size() < 8) return 0.0;
-  std::sort(values.begin(), values.end());
   auto at = [&](double q) {
     return values[static_cast<std::size_t>(std::llround(q * static_cast<double>(values.size() - 1)))];
   };
   const double median = at(0.5);
-  return median > 0.0 ? (at(high) - at(low)) / (normal_quantile(high) - normal_quantile(low)) / median : 0.0;
+  return median > 0.0 ? (at(high) - at(low)) / scores / median : 0.0;
 }
 
-// Robust relative spread from the quartiles (IQR / 1.349 / median).
-double quartile_spread(std::vector<double> values) { return relative_quantile_spread(std::move(values), 0.25, 0.75); }
+struct QuantileSpreads {
+  double quartile = 0.0;  // robust relative spread from the quartiles (IQR / 1.349 / median)
+  // The same read on the low side (5 % to 25 %), where the anchor and the
+  // clean spread are read: delays (which only add time) or a cold cache after
+  // one (which adds work) barely move it in the work.
+  double low_side = 0.0;
+};
 
-// The same read on the low side (5 % to 25 %), where the anchor and the clean
-// spread are read: delays (which only add time) or a cold cache after one
-// (which adds work) barely move it in the work.
-double low_side_relative_spread(std::vector<double> values) {
-  return relative_quantile_spread(std::move(values), 0.05, 0.25);
+// Both spreads of one group's ascending, finite, positive values (the normal
+// scores once per process: erfc_inv is costly and every refit reads them).
+QuantileSpreads quantile_spreads(std::span<const double> sorted) {
+  static const double quartile_scores = normal_quantile(0.75) - normal_quantile(0.25);
+  static const double low_side_scores = normal_quantile(0.25) - normal_quantile(0.05);
+  return {relative_quantile_spread(sorted, 0.25, 0.75, quartile_scores),
+          relative_quantile_spread(sorted, 0.05, 0.25, low_side_scores)};
 }
 
 struct WorkSpread {
@@ -253,32 +219,28 @@ struct WorkSpread {
   double ratio = 0.0;  // the larger of the quartile and the low-side (duration spread / work spread)
 };
 
-// Size-weighted median over groups of `spread(durations) / spread(work)`.
-template <typename Spread>
-double spread_ratio(const std::vector<std::vector<double>>& sorted, std::span<const std::span<const double>> work,
-                    Spread spread, std::vector<WeightedValue>* work_spreads = nullptr) {
-  std::vector<WeightedValue> ratios;
-  for (std::size_t g = 0; g < sorted.size(); ++g) {
-    const double work_spread = spread(std::vector<double>(work[g].begin(), work[g].end()));
-    const double duration_spread = spread(sorted[g]);
-    if (work_spread > 0.0 && duration_spread > 0.0) {
-      const auto size = static_cast<double>(sorted[g].size());
-      ratios.push_back({duration_spread / work_spread, size});
-      if (work_spreads) work_spreads->push_back({work_spread, size});
-    }
-  }
-  return weighted_median(std::move(ratios));
-}
-
-// Both ratios: the quartiles see delays on half the segments or a window, the
-// low side (5 % to 25 %) 90 % of the segments delayed even when a cold cache
-// after each delay widens the work's quartiles. 0 and 0 without work values.
+// Size-weighted medians over groups of spread(durations) / spread(work), for
+// both spreads: the quartiles see delays on half the segments or a window,
+// the low side (5 % to 25 %) 90 % of the segments delayed even when a cold
+// cache after each delay widens the work's quartiles. 0 and 0 without work values.
 WorkSpread work_spread(const std::vector<std::vector<double>>& sorted, std::span<const std::span<const double>> work) {
   if (work.size() != sorted.size()) return {};
   std::vector<WeightedValue> work_spreads;
-  const double quartile_ratio = spread_ratio(sorted, work, quartile_spread, &work_spreads);
-  const double low_ratio = spread_ratio(sorted, work, low_side_relative_spread);
-  return {weighted_median(std::move(work_spreads)), std::max(quartile_ratio, low_ratio)};
+  std::vector<WeightedValue> quartile_ratios;
+  std::vector<WeightedValue> low_side_ratios;
+  for (std::size_t g = 0; g < sorted.size(); ++g) {
+    const QuantileSpreads of_work = quantile_spreads(sorted_valid(work[g]));
+    const QuantileSpreads of_durations = quantile_spreads(sorted[g]);
+    const auto size = static_cast<double>(sorted[g].size());
+    if (of_work.quartile > 0.0 && of_durations.quartile > 0.0) {
+      quartile_ratios.push_back({of_durations.quartile / of_work.quartile, size});
+      work_spreads.push_back({of_work.quartile, size});
+    }
+    if (of_work.low_side > 0.0 && of_durations.low_side > 0.0)
+      low_side_ratios.push_back({of_durations.low_side / of_work.low_side, size});
+  }
+  return {weighted_median(std::move(work_spreads)),
+          std::max(weighted_median(std::move(quartile_ratios)), weighted_median(std::move(low_side_ratios)))};
 }
 
 // sigma_floor and sigma_cap bound the pooled clean spread (from the work's spread).
@@ -317,14 +279,21 @@ ModelFit fit_model(const std::vector<std::vector<double>>& sorted, const std::ve
     }
     mixture = fit_mixture(residuals, sigma, std::max(sigma, sigma_cap), options);
     sigma = mixture.sigma;
+    const DelayPosterior share_posterior(sigma, mixture.p, mixture.tau);
     for (std::size_t g = 0; g < group_count; ++g) {
       if (options.fit_clean_spread)
         fit.baseline[g] = floored(g, anchored_baseline(sorted[g], sigma, fit.share[g], options));
       const double baseline = fit.baseline[g];
       if (samples[g].empty() || !(baseline > 0.0)) continue;
       double probability = 0.0;
-      for (const double x : samples[g])
-        probability += delay_posterior(x / baseline - 1.0, sigma, mixture.p, mixture.tau).probability;
+      double previous = 0.0;
+      double term = 0.0;
+      for (std::size_t i = 0; i < samples[g].size(); ++i) {
+        const double x = samples[g][i];
+        if (i == 0 || x != previous) term = share_posterior.probability(x / baseline - 1.0);  // sorted: repeats adjacent
+        previous = x;
+        probability += term;
+      }
       fit.share[g] = probability / static_cast<double>(samples[g].size());
     }
   }
@@ -341,8 +310,10 @@ IntrinsicEstimate estimate_intrinsic(std::span<const std::span<const double>> gr
   IntrinsicEstimate estimate;
   const std::size_t group_count = groups.size();
   estimate.groups.resize(group_count);
-  estimate.lost.resize(group_count);
-  estimate.probability.resize(group_count);
+  if (options.charge_segments) {
+    estimate.lost.resize(group_count);
+    estimate.probability.resize(group_count);
+  }
   std::vector<std::vector<double>> sorted(group_count);
   std::vector<std::vector<double>> samples(group_count);
   for (std::size_t g = 0; g < group_count; ++g) {
@@ -372,13 +343,14 @@ IntrinsicEstimate estimate_intrinsic(std::span<const std::span<const double>> gr
   }
   const double sigma = fit.sigma;
   const MixtureFit& mixture = fit.mixture;
-  for (std::size_t g = 0; g < group_count; ++g) {
-    estimate.groups[g].baseline = fit.baseline[g];
-    estimate.groups[g].relative_spread_own = low_side_spread(sorted[g], fit.share[g], options);
-  }
+  for (std::size_t g = 0; g < group_count; ++g) estimate.groups[g].baseline = fit.baseline[g];
   estimate.relative_spread = sigma;
   estimate.delay_probability = mixture.p;
   estimate.relative_delay_mean = mixture.tau;
+  if (!options.charge_segments) return estimate;
+  for (std::size_t g = 0; g < group_count; ++g)
+    estimate.groups[g].relative_spread_own = low_side_spread(sorted[g], fit.share[g], options);
+  const DelayPosterior posterior_of(sigma, mixture.p, mixture.tau);
   for (std::size_t g = 0; g < group_count; ++g) {
     GroupIntrinsic& group = estimate.groups[g];
     const double baseline = group.baseline;
@@ -389,7 +361,7 @@ IntrinsicEstimate estimate_intrinsic(std::span<const std::span<const double>> gr
     for (std::size_t i = 0; i < groups[g].size(); ++i) {
       const double x = groups[g][i];
       if (!std::isfinite(x) || !(x > 0.0)) continue;
-      const SegmentPosterior posterior = delay_posterior(x / baseline - 1.0, sigma, mixture.p, mixture.tau);
+      const SegmentPosterior posterior = posterior_of(x / baseline - 1.0);
       estimate.lost[g][i] = baseline * posterior.delay;
       estimate.probability[g][i] = posterior.probability;
       group.lost += estimate.lost[g][i];
@@ -410,10 +382,11 @@ LostInterval bootstrap_lost_interval(std::span<const std::span<const double>> gr
   const double tau = estimate.relative_delay_mean;
   // The delays of this run are what they are: the uncertainty is in the
   // baselines (resampled) and in each segment's delay given its time.
+  const DelayPosterior posterior_of(sigma, p, tau);
   auto charged = [&](std::span<const double> members, double baseline) {
     double lost = 0.0;
     if (!(baseline > 0.0)) return lost;
-    for (const double x : members) lost += baseline * delay_posterior(x / baseline - 1.0, sigma, p, tau).delay;
+    for (const double x : members) lost += baseline * posterior_of(x / baseline - 1.0).delay;
     return lost;
   };
   std::vector<std::vector<double>> samples(groups.size());

@@ -39,8 +39,9 @@ std::vector<double> charge_sample(std::span<const double> values, std::size_t li
 // The lost time the model charges a group's sample (weighted to the group).
 double charged(std::span<const double> sample, double weight, double baseline, double sigma, double p, double tau) {
   if (!(baseline > 0.0)) return 0.0;
+  const DelayPosterior posterior_of(sigma, p, tau);
   double lost = 0.0;
-  for (const double x : sample) lost += baseline * delay_posterior(x / baseline - 1.0, sigma, p, tau).delay;
+  for (const double x : sample) lost += baseline * posterior_of(x / baseline - 1.0).delay;
   return weight * lost;
 }
 
@@ -164,6 +165,7 @@ LostInterval lost_interval(std::span<const std::span<const double>> groups, std:
   refit_model.em_iterations = options.refit_em_iterations;
   refit_model.em_tolerance = 1e-6;
   refit_model.outer_iterations = options.refit_outer_iterations;
+  refit_model.charge_segments = false;  // a replica reads its pooled parameters and baselines only
   std::vector<std::size_t> blocks(group_count);
   for (std::size_t g = 0; g < group_count; ++g)
     blocks[g] = static_cast<std::size_t>(std::ceil(std::cbrt(static_cast<double>(refit_values[g].size()))));

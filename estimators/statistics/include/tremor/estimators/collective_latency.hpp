@@ -31,4 +31,14 @@ std::vector<std::vector<double>> collective_latency_growth_replicas(std::span<co
                                                                     double processes, std::span<const double> factors,
                                                                     std::size_t replicas, std::mt19937_64& engine);
 
+/// The same in two steps: the replicas' base latencies (empty when every
+/// growth is 0), then their growth. A replica's draws follow the earlier
+/// replicas', so the first k latencies of more replicas are those of k: the
+/// growth of fewer replicas is read from a prefix.
+std::vector<double> collective_latency_replicas(std::span<const double> least_waits, double processes,
+                                                std::size_t replicas, std::mt19937_64& engine);
+/// Growth [factor][replica] of the first `replicas` of `latencies` (all 0 when it is empty).
+std::vector<std::vector<double>> collective_latency_growth_of(std::span<const double> latencies, double processes,
+                                                             std::span<const double> factors, std::size_t replicas);
+
 }  // namespace tremor::estimators

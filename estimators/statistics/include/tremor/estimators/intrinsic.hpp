@@ -17,6 +17,8 @@
 #include <span>
 #include <vector>
 
+#include "tremor/estimators/delay_posterior.hpp"
+
 namespace tremor::estimators {
 
 struct IntrinsicOptions {
@@ -60,6 +62,10 @@ struct IntrinsicOptions {
   /// a right-skewed clean jitter widens the clean part instead of counting as delays.
   bool fit_clean_spread = true;
   int outer_iterations = 3;  ///< baseline <-> mixture refinements
+  /// False: the estimate holds the pooled parameters and the baselines only
+  /// (no per-segment charges, no group shares or own spreads), for refits
+  /// that read nothing else (lost_interval.hpp).
+  bool charge_segments = true;
   int em_iterations = 200;
   double em_tolerance = 1e-9;
 };
@@ -100,15 +106,6 @@ IntrinsicEstimate estimate_intrinsic(std::span<const std::span<const double>> gr
                                      const IntrinsicOptions& options = {},
                                      std::span<const std::span<const double>> work = {},
                                      std::span<const double> baseline_floor = {});
-
-/// Posterior of one relative residual r = x / mu - 1 under the pooled model.
-struct SegmentPosterior {
-  double probability = 0.0;  ///< P(B = 1 | r)
-  double delay = 0.0;        ///< E[B * u | r], relative to mu
-};
-SegmentPosterior delay_posterior(double relative_residual, double sigma, double p, double tau);
-/// Var(B * u | r), relative to mu^2.
-double delay_posterior_variance(double relative_residual, double sigma, double p, double tau);
 
 struct LostInterval {
   double low = 0.0;
