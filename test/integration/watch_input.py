@@ -51,15 +51,8 @@ import threading
 import time
 
 from launch import add_launch_arguments, launched_program, mpi_command, run_preloaded
+from recorded_checks import check, failures  # noqa: E402  (test/common, on launch's path)
 
-failures = []
-
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
-        print("FAIL:", message)
-    return condition
 
 
 def watch(tremor, *arguments, timeout=120):

@@ -40,17 +40,10 @@ import time
 import h5py
 
 from launch import add_launch_arguments, launched_program, mpi_command, preloaded
+from recorded_checks import check, failures  # noqa: E402  (test/common, on launch's path)
 
 WINDOW = (10.0, 15.0)
 INTERVAL = 1.0
-failures = []
-
-
-def check(condition, message):
-    if not condition:
-        failures.append(message)
-        print("FAIL:", message)
-    return condition
 
 
 class Watch:

@@ -16,6 +16,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from recorded_checks import check, failures  # noqa: E402
 from tremor_plot.html_page import STYLE  # noqa: E402  the run page's style (page.py uses it)
 
 MARKER = '<meta name="generator" content="tremor compare">'
@@ -38,13 +40,6 @@ def draw(tremor_plot, view_text):
 
 def main():
     tremor_plot = sys.argv[1]
-    failures = []
-
-    def check(condition, what):
-        print(("ok   " if condition else "FAIL ") + what)
-        if not condition:
-            failures.append(what)
-
     result = draw(tremor_plot, json.dumps(VIEW))
     page = result.stdout
     check(result.returncode == 0, f"a view is drawn (status {result.returncode}: {result.stderr.strip()})")

@@ -9,15 +9,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from launch import mpi_command  # noqa: E402  (shared with the integration tests)
 from tremor_testing import run_measured  # noqa: E402
+from recorded_checks import check, failures  # noqa: E402,F401  (the ux checks' one way to record)
 
-failures = []
-
-
-def check(condition, what):
-    """Records a failed expectation and keeps going, so one run reports every problem."""
-    if not condition:
-        failures.append(what)
-        print(f"FAIL: {what}", file=sys.stderr)
 
 
 def finish(name):
