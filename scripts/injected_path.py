@@ -188,18 +188,17 @@ def _closing_rows(logs, segments):
     return closing
 
 
-def machine_path(h5):
-    """(low s, high s): the bounds of what the machine's own processes cost the
-    run's critical path (module docstring), from the run-queue delays the
-    injector logged; None where the logs do not carry them (an older
-    injector, a kernel without schedstat)."""
+def machine_path_segments(h5):
+    """{segment: (low s, high s)}: machine_path's bounds segment by segment,
+    for the segments it counts; None where the logs do not carry run-queue
+    delays (an older injector, a kernel without schedstat)."""
     logs = run_logs(h5)
     segments = int(h5["segments/duration_s"].shape[0])
     closing = _closing_rows(logs, segments)
     if not closing or any(row["queued_entered_s"] is None or row["queued_returned_s"] is None
                           for row in closing.values()):
         return None
-    low_s = high_s = 0.0
+    bounds = {}
     for segment in range(0, segments - 1):
         rows = {rank: closing.get((segment, rank)) for rank in logs}
         before = {rank: closing.get((segment - 1, rank)) for rank in logs}
@@ -211,6 +210,20 @@ def machine_path(h5):
         latest = max(ready.values())
         after_last = max(max(0.0, inside[r] - (latest - ready[r])) for r in logs)
         low = latest - max(ready[r] - queued[r] for r in logs) + after_last
+        bounds[segment] = (low, max(low, sum(queued[r] + inside[r] for r in logs)))
+    return bounds
+
+
+def machine_path(h5):
+    """(low s, high s): the bounds of what the machine's own processes cost the
+    run's critical path (module docstring), from the run-queue delays the
+    injector logged; None where the logs do not carry them (an older
+    injector, a kernel without schedstat)."""
+    bounds = machine_path_segments(h5)
+    if bounds is None:
+        return None
+    low_s = high_s = 0.0
+    for low, high in bounds.values():
         low_s += low
-        high_s += max(low, sum(queued[r] + inside[r] for r in logs))
+        high_s += high
     return low_s, high_s
