@@ -126,7 +126,9 @@ class Watcher {
     seen_files_ = std::max(seen_files_, job->second.paths.size());
     std::vector<fs::path> paths = job->second.paths;
     std::sort(paths.begin(), paths.end(), [](const fs::path& a, const fs::path& b) { return rank_of(a) < rank_of(b); });
-    json snapshot = watch::in_child([&paths] { return watch::take_snapshot(paths); }, kReadLimitS);
+    // Reading here (only the bytes appended since the last refresh), the analysis in a child process.
+    follower_.update(paths);
+    json snapshot = watch::in_child([this] { return watch::take_snapshot(follower_); }, kReadLimitS);
     if (snapshot.contains("error")) snapshot = {{"problem", snapshot["error"]}};
     remember(snapshot);
     json record = base("running");
@@ -267,6 +269,7 @@ class Watcher {
   const fs::file_time_type started_ = fs::file_time_type::clock::now();
   watch::Display display_;
   std::vector<fs::path> directories_;
+  watch::SpillFollower follower_;
   std::string stem_;
   std::size_t seen_files_ = 0;
   bool told_waiting_ = false;
