@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../cli_watch.hpp"
+#include "tremor/json_text.hpp"
 #include "tremor/log_code.hpp"
 #include "tremor/spill.hpp"
 
@@ -126,7 +127,7 @@ void refresh(SpillFollower& follower, const Job& job, benchmark::State& state) {
       tremor::cli::watch::in_child([&follower] { return tremor::cli::watch::take_snapshot(follower); }, 600);
   const double analysis_s = seconds_since(analysed);
   if (!snapshot.contains("lost_percent") || snapshot["segments"].get<std::size_t>() != job.segments) {
-    state.SkipWithError(("no figure: " + snapshot.dump().substr(0, 300)).c_str());
+    state.SkipWithError(("no figure: " + tremor::json_text(snapshot).substr(0, 300)).c_str());
     return;
   }
   state.counters["read_s"] = read_s;
