@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <unordered_map>
 
 #include "cli_watch.hpp"
 
@@ -54,14 +55,15 @@ void SpillFollower::update(const std::vector<fs::path>& paths) {
   std::vector<SpillFile> spills;
   std::vector<FollowedFile> states;
   bytes_read_ = 0;
+  std::unordered_map<std::string, std::size_t> known;  // path -> index in states_ (thousands of ranks: no quadratic search)
+  for (std::size_t i = 0; i < states_.size(); ++i) known.emplace(states_[i].path.string(), i);
   for (const fs::path& path : paths) {
     SpillFile spill;
     FollowedFile state{path, 0, 0, {}, false, false, {}};
-    for (std::size_t i = 0; i < states_.size(); ++i) {
-      if (states_[i].path != path) continue;
-      spill = std::move(spills_[i]);
-      state = std::move(states_[i]);
-      break;
+    if (const auto found = known.find(path.string()); found != known.end()) {
+      spill = std::move(spills_[found->second]);
+      state = std::move(states_[found->second]);
+      known.erase(found);  // a path named twice is read twice, never moved from twice
     }
     bring_up_to_date(spill, state);
     spills.push_back(std::move(spill));
