@@ -6,17 +6,22 @@
 //                          block (1 000 segments) per rank was appended.
 // Each refresh is the watch's: the follower's update, then the snapshot's
 // recovery and analysis in a child process. Counters: read_s (the update),
-// analysis_s (the child), bytes_read, and the peak RSS of this process and of
-// its largest child (getrusage).
+// analysis_s (the child), bytes_read, the peak RSS of this process and of
+// its largest child (getrusage), and pair_peak_MiB: the peak over the
+// refresh of this process's proportional set size plus its child's
+// (/proc/PID/smaps_rollup, sampled every 5 ms), the memory the two use
+// together (the child shares the segments read with this process).
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../cli_watch.hpp"
@@ -117,8 +122,50 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Pss of a process in KiB (0 when it is gone).
+double pss_kib(const std::string& pid) {
+  std::ifstream rollup("/proc/" + pid + "/smaps_rollup");
+  for (std::string line; std::getline(rollup, line);)
+    if (line.starts_with("Pss:")) return std::stod(line.substr(4));
+  return 0.0;
+}
+
+// This process's Pss plus its children's, KiB.
+double pair_pss_kib() {
+  const std::string self = std::to_string(getpid());
+  double total = pss_kib(self);
+  std::ifstream children("/proc/" + self + "/task/" + self + "/children");
+  for (std::string child; children >> child;) total += pss_kib(child);
+  return total;
+}
+
+// Samples pair_pss_kib() until destroyed; peak() the largest.
+class PairMemory {
+ public:
+  PairMemory()
+      : sampler_([this] {
+          while (!stop_) {
+            peak_ = std::max(peak_.load(), pair_pss_kib());
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          }
+        }) {}
+  ~PairMemory() {
+    stop_ = true;
+    sampler_.join();
+  }
+  PairMemory(const PairMemory&) = delete;
+  PairMemory& operator=(const PairMemory&) = delete;
+  double peak_mib() const { return peak_ / 1024.0; }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<double> peak_{0.0};
+  std::thread sampler_;
+};
+
 // One refresh: the update, then the analysis in a child; its times as counters.
 void refresh(SpillFollower& follower, const Job& job, benchmark::State& state) {
+  const PairMemory memory;
   const auto start = std::chrono::steady_clock::now();
   follower.update(job.paths);
   const double read_s = seconds_since(start);
@@ -134,6 +181,7 @@ void refresh(SpillFollower& follower, const Job& job, benchmark::State& state) {
   state.counters["analysis_s"] = analysis_s;
   state.counters["bytes_read"] = static_cast<double>(follower.bytes_read());
   state.counters["segments"] = static_cast<double>(job.segments);
+  state.counters["pair_peak_MiB"] = std::max(state.counters["pair_peak_MiB"].value, memory.peak_mib());
 }
 
 void peak_rss(benchmark::State& state) {
