@@ -1,7 +1,8 @@
 // `tremor watch`: the parts shared by its source files. cli_watch.cpp runs
-// the loop and decides the job's state, cli_watch_snapshot.cpp reads the
-// spill files (in a child process: hostile input cannot crash the watch) and
-// analyses what every rank reached, cli_watch_output.cpp renders a refresh
+// the loop and decides the job's state, cli_watch_follow.cpp reads what the
+// spill files gained since the last refresh (through the spill parser, which
+// is fuzzed), cli_watch_snapshot.cpp analyses what every rank reached (in a
+// child process: a failure cannot crash the watch), cli_watch_output.cpp renders a refresh
 // (text block, one line, JSON Lines, Prometheus textfile).
 #pragma once
 #include <chrono>

@@ -1,7 +1,7 @@
-// `tremor watch`: reading one job's spill files and analysing the segments
-// every rank reached so far, as `tremor analyze --recover` does (the same
-// recovery and analysis, nothing saved). The reading runs in a child process
-// (in_child): a hostile or vanishing file can end the child, never the watch.
+// `tremor watch`: analysing the segments every rank of one job reached so
+// far (what SpillFollower read), as `tremor analyze --recover` does (the same
+// recovery and analysis, nothing saved). The analysis runs in a child process
+// (in_child): whatever the files hold, a failure ends the child, never the watch.
 #include <sys/wait.h>
 #include <unistd.h>
 
