@@ -1,10 +1,10 @@
 // `tremor watch DIR|STEM... [--interval S] [--once] [--json] [--prom FILE] [--until-finished]`
 // Follows a running job from outside it through the spill files its ranks
-// append (docs/spill.md): every --interval it re-reads them, analyses the
-// segments every rank reached as `tremor analyze --recover` would, and shows
-// the figures so far (docs/live.md). It adds nothing to the job: no message,
-// no file the job reads. The reading runs in a child process, so torn,
-// vanishing or hostile files cannot crash the watch.
+// append (docs/spill.md): every --interval it reads what they gained,
+// analyses the segments every rank reached as `tremor analyze --recover`
+// would, and shows the figures so far (docs/live.md). It adds nothing to the
+// job: no message, no file the job reads. The analysis runs in a child
+// process, so whatever torn, vanishing or hostile files hold cannot crash the watch.
 //
 // The job's state and the exit status (docs/live.md#exit-status):
 //   running     every rank appended within the last 3 intervals;
@@ -126,7 +126,15 @@ class Watcher {
     seen_files_ = std::max(seen_files_, job->second.paths.size());
     std::vector<fs::path> paths = job->second.paths;
     std::sort(paths.begin(), paths.end(), [](const fs::path& a, const fs::path& b) { return rank_of(a) < rank_of(b); });
-    json snapshot = watch::in_child([&paths] { return watch::take_snapshot(paths); }, kReadLimitS);
+    // Reading here (only the bytes appended since the last refresh), the analysis in a child process.
+    json snapshot;
+    try {
+      follower_.update(paths);
+      snapshot = watch::in_child([this] { return watch::take_snapshot(follower_); }, kReadLimitS);
+    } catch (const std::exception& failure) {  // out of memory: start afresh at the next refresh
+      follower_ = watch::SpillFollower();
+      snapshot = {{"error", std::string("reading the spill files failed: ") + failure.what()}};
+    }
     if (snapshot.contains("error")) snapshot = {{"problem", snapshot["error"]}};
     remember(snapshot);
     json record = base("running");
@@ -267,6 +275,7 @@ class Watcher {
   const fs::file_time_type started_ = fs::file_time_type::clock::now();
   watch::Display display_;
   std::vector<fs::path> directories_;
+  watch::SpillFollower follower_;
   std::string stem_;
   std::size_t seen_files_ = 0;
   bool told_waiting_ = false;

@@ -1,7 +1,8 @@
 // `tremor watch`: the parts shared by its source files. cli_watch.cpp runs
-// the loop and decides the job's state, cli_watch_snapshot.cpp reads the
-// spill files (in a child process: hostile input cannot crash the watch) and
-// analyses what every rank reached, cli_watch_output.cpp renders a refresh
+// the loop and decides the job's state, cli_watch_follow.cpp reads what the
+// spill files gained since the last refresh (through the spill parser, which
+// is fuzzed), cli_watch_snapshot.cpp analyses what every rank reached (in a
+// child process: a failure cannot crash the watch), cli_watch_output.cpp renders a refresh
 // (text block, one line, JSON Lines, Prometheus textfile).
 #pragma once
 #include <chrono>
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "tremor/spill.hpp"
 
 namespace tremor::cli::watch {
 
@@ -33,12 +36,43 @@ std::map<std::string, JobFiles> list_jobs(const std::vector<std::string>& names,
 // dies, throws or outlives `limit_s` gives {"error": why}.
 nlohmann::json in_child(const std::function<nlohmann::json()>& body, unsigned limit_s);
 
-// The figures so far (runs in the child): per-rank facts ("ranks": rank,
+// One followed spill file: where its reading stands (cli_watch_follow.cpp).
+struct FollowedFile {
+  std::filesystem::path path;
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+  SpillCursor cursor;
+  bool readable = false;  // its header was read
+  bool reread = false;    // read it again from its start at the next update
+  std::string error;      // why it is not readable
+};
+
+// The spill files of one job, kept across refreshes: update() reads only
+// what was appended since the previous update (a file replaced, truncated or
+// rewritten is read again; one that vanished is unreadable until it is back).
+class SpillFollower {
+ public:
+  // `paths` in the order wanted (by rank); files not named any more are forgotten.
+  void update(const std::vector<std::filesystem::path>& paths);
+  // In the order of the last update; a file not readable has an empty SpillFile.
+  const std::vector<SpillFile>& spills() const { return spills_; }
+  const std::vector<FollowedFile>& states() const { return states_; }
+  // Bytes read by the last update.
+  std::uint64_t bytes_read() const { return bytes_read_; }
+
+ private:
+  void bring_up_to_date(SpillFile& spill, FollowedFile& state);
+  std::vector<SpillFile> spills_;
+  std::vector<FollowedFile> states_;
+  std::uint64_t bytes_read_ = 0;
+};
+
+// The figures so far (runs in the child, over what the follower read): per-rank facts ("ranks": rank,
 // host, pid, segments, end, dropped_bytes), the run's facts ("program",
 // "pid", "start_time_unix", "spill_interval_s") and, when every rank's file
 // is usable, the analysis of the segments every rank reached under the final
 // report's keys; else "problem" says why there is no figure.
-nlohmann::json take_snapshot(const std::vector<std::filesystem::path>& paths);
+nlohmann::json take_snapshot(const SpillFollower& follower);
 
 // The finished run's figures from its run file (runs in the child), the same
 // keys plus "headline" (the text report's first lines) and "output_file".

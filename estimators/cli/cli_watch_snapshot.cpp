@@ -1,7 +1,7 @@
-// `tremor watch`: reading one job's spill files and analysing the segments
-// every rank reached so far, as `tremor analyze --recover` does (the same
-// recovery and analysis, nothing saved). The reading runs in a child process
-// (in_child): a hostile or vanishing file can end the child, never the watch.
+// `tremor watch`: analysing the segments every rank of one job reached so
+// far (what SpillFollower read), as `tremor analyze --recover` does (the same
+// recovery and analysis, nothing saved). The analysis runs in a child process
+// (in_child): whatever the files hold, a failure ends the child, never the watch.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -193,26 +193,25 @@ json in_child(const std::function<json()>& body, unsigned limit_s) {
   return parsed;
 }
 
-json take_snapshot(const std::vector<fs::path>& paths) {
+json take_snapshot(const SpillFollower& follower) {
   json out;
   json ranks = json::array();
-  std::vector<SpillFile> files;
   std::string problem;
-  for (const fs::path& path : paths) {
-    std::string error;
-    std::optional<SpillFile> file = read_spill(path, error);
-    if (!file) {  // vanished, truncated header, not a spill: this rank has no figure now
-      if (problem.empty()) problem = path.filename().string() + ": " + error;
+  for (std::size_t i = 0; i < follower.states().size(); ++i) {
+    const FollowedFile& state = follower.states()[i];
+    if (!state.readable) {  // vanished, truncated header, not a spill: this rank has no figure now
+      if (problem.empty()) problem = state.path.filename().string() + ": " + state.error;
       continue;
     }
-    const SpillHeader& h = file->header;
+    const SpillFile& file = follower.spills()[i];
+    const SpillHeader& h = file.header;
     ranks.push_back({{"rank", h.rank},
                      {"hostname", h.host},
                      {"pid", h.pid},
-                     {"segments", file->segments.size()},
-                     {"end", std::string(partial_reason_code(file->end))},
-                     {"ended", file->end != SpillEnd::none},
-                     {"dropped_bytes", file->dropped_bytes}});
+                     {"segments", file.segments.size()},
+                     {"end", std::string(partial_reason_code(file.end))},
+                     {"ended", file.end != SpillEnd::none},
+                     {"dropped_bytes", file.dropped_bytes}});
     if (h.rank == 0 || out.find("program") == out.end()) {
       out["program"] = sanitized_program(h.program);
       out["job_id"] = h.job_id;
@@ -221,7 +220,6 @@ json take_snapshot(const std::vector<fs::path>& paths) {
       out["spill_interval_s"] = spill_interval_s(h);
       if (h.rank == 0) out["pid"] = h.pid;
     }
-    files.push_back(std::move(*file));
   }
   out["ranks"] = ranks;
   if (!problem.empty()) {
@@ -229,7 +227,7 @@ json take_snapshot(const std::vector<fs::path>& paths) {
     return out;
   }
   std::string error;
-  std::optional<RecoveredRun> recovered = recover_run(files, error);
+  std::optional<RecoveredRun> recovered = recover_run(follower.spills(), error);
   if (!recovered || !validate_run(recovered->run, error)) {
     out["problem"] = error;
     return out;

@@ -240,7 +240,7 @@ std::vector<char> encode_spill_header(const SpillHeader& h) {
   return bytes;
 }
 
-std::optional<SpillFile> parse_spill(std::span<const char> bytes, std::string& error) {
+std::optional<SpillFile> parse_spill_header(std::span<const char> bytes, SpillCursor& cursor, std::string& error) {
   Prefix prefix{};
   if (bytes.size() < sizeof prefix) {
     error = "too short for a spill header (" + std::to_string(bytes.size()) + " bytes)";
@@ -273,25 +273,30 @@ std::optional<SpillFile> parse_spill(std::span<const char> bytes, std::string& e
   }
   SpillFile file;
   if (!parse_text(std::string_view(text, prefix.text_bytes), file.header, error)) return std::nullopt;
+  cursor = SpillCursor{sizeof prefix + prefix.text_bytes, {}};
+  return file;
+}
 
-  std::size_t offset = sizeof prefix + prefix.text_bytes;
-  std::vector<SpillKindRecord> kinds;
+void take_spill_blocks(std::span<const char> tail, SpillFile& file, SpillCursor& cursor) {
+  std::size_t offset = 0;  // in `tail`
+  std::vector<SpillKindRecord>& kinds = cursor.kinds;
+  file.dropped_reason.clear();
   // One block; false (with the reason) ends the stream there.
   auto take_block = [&]() -> bool {
     const std::uint64_t n = file.segments.size();
     SpillBlockHeader block;
-    if (bytes.size() - offset < sizeof block) {
+    if (tail.size() - offset < sizeof block) {
       file.dropped_reason = "truncated last block";
       return false;
     }
-    std::memcpy(&block, bytes.data() + offset, sizeof block);
+    std::memcpy(&block, tail.data() + offset, sizeof block);
     const std::uint64_t payload = std::uint64_t{block.kinds} * sizeof(SpillKindRecord) +
                                   std::uint64_t{block.segments} * sizeof(SpillSegmentRecord);
-    if (payload > bytes.size() - offset - sizeof block) {
+    if (payload > tail.size() - offset - sizeof block) {
       file.dropped_reason = "truncated last block";
       return false;
     }
-    const char* records = bytes.data() + offset + sizeof block;
+    const char* records = tail.data() + offset + sizeof block;
     if (spill_block_checksum(block, std::span<const char>(records, payload)) != block.checksum) {
       file.dropped_reason = "the block of segment " + std::to_string(n) + " fails its checksum";
       return false;
@@ -303,7 +308,7 @@ std::optional<SpillFile> parse_spill(std::span<const char> bytes, std::string& e
     if (block.tag == SpillBlockHeader::kEndTag && payload == 0 && block.end_reason >= 1 && block.end_reason <= 3) {
       file.end = static_cast<SpillEnd>(block.end_reason);
       offset += sizeof block;
-      if (offset < bytes.size()) file.dropped_reason = "data after the end record";
+      if (offset < tail.size()) file.dropped_reason = "data after the end record";
       return false;
     }
     if (block.tag != SpillBlockHeader::kBlockTag) {
@@ -337,10 +342,18 @@ std::optional<SpillFile> parse_spill(std::span<const char> bytes, std::string& e
     offset += sizeof block + payload;
     return true;
   };
-  while (offset < bytes.size() && take_block()) {
+  while (file.end == SpillEnd::none && offset < tail.size() && take_block()) {
   }
-  file.dropped_bytes = bytes.size() - offset;
-  if (file.dropped_bytes > 0 && file.dropped_reason.empty()) file.dropped_reason = "truncated last block";
+  cursor.offset += offset;
+}
+
+std::optional<SpillFile> parse_spill(std::span<const char> bytes, std::string& error) {
+  SpillCursor cursor;
+  std::optional<SpillFile> file = parse_spill_header(bytes, cursor, error);
+  if (!file) return std::nullopt;
+  take_spill_blocks(bytes.subspan(cursor.offset), *file, cursor);
+  file->dropped_bytes = bytes.size() - cursor.offset;
+  if (file->dropped_bytes > 0 && file->dropped_reason.empty()) file->dropped_reason = "truncated last block";
   return file;
 }
 

@@ -27,6 +27,15 @@ real spill files (appended at every boundary); each case works on a copy:
              40 times: each run exits 0 with one JSON object or 2 with a reason,
              never a crash. Fails a reader without its child process or its catch.
   garbage    random bytes named like a spill file: exit 2, no crash.
+  follow     one watch (--interval 0.2) follows a copy while it changes under
+             it: the files cut to their first half, then a torn half block
+             appended, then the rest; one rank's file truncated below what was
+             read; one replaced (rename) by a file damaged in an early block.
+             After each change
+             its figures equal a fresh `tremor watch --once` on the same files.
+             Fails a watch that reads only the appended bytes without
+             re-reading a truncated or replaced file, or loses a block torn
+             across two refreshes.
   prom       `--prom FILE --interval 0.1` for 100 refreshes (the files kept
              fresh by a toucher, so the job looks alive) while a reader loop
              parses FILE with a strict parser of the text exposition format:
@@ -208,6 +217,117 @@ def case_prom(tremor, source):
     print(f"prom: {refreshes} refreshes, {reads[0]} reads, {len(bad)} failed the strict parser")
 
 
+def block_ends(path):
+    """Offsets where the file's complete blocks end."""
+    data = open(path, "rb").read()
+    offset = 32 + struct.unpack_from("<I", data, 12)[0]
+    ends = []
+    while offset + 32 <= len(data):
+        _, _, _, _, count, kinds, _ = struct.unpack_from("<IHHQIIQ", data, offset)
+        offset += 32 + kinds * 136 + count * 16
+        if offset > len(data):
+            break
+        ends.append(offset)
+    return ends
+
+
+class Following:
+    """`tremor watch DIR --json --interval 0.2 --until-finished` in the
+    background, the files kept looking alive by a toucher."""
+
+    def __init__(self, tremor, directory):
+        self.directory = directory
+        self.stop = threading.Event()
+        self.lines = []
+        self.process = subprocess.Popen([tremor, "watch", directory, "--json", "--interval", "0.2",
+                                         "--until-finished"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True)
+        self.threads = [threading.Thread(target=self._touch), threading.Thread(target=self._read)]
+        for thread in self.threads:
+            thread.start()
+
+    def _touch(self):
+        while not self.stop.is_set():
+            for path in glob.glob(os.path.join(self.directory, "*.spill")):
+                try:
+                    os.utime(path)
+                except FileNotFoundError:
+                    pass
+            time.sleep(0.1)
+
+    def _read(self):
+        for line in self.process.stdout:
+            if line.strip():
+                self.lines.append(json.loads(line))
+
+    def after(self, changed):
+        """The second line stamped after `changed` (the first may have read before it)."""
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            later = [line for line in self.lines if line["time_unix"] > changed]
+            if len(later) >= 2:
+                return later[1]
+            time.sleep(0.05)
+        return {}
+
+    def end(self):
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=30)
+        self.stop.set()
+        for thread in self.threads:
+            thread.join()
+
+
+def case_follow(tremor, source):
+    directory = copy_run(source, "follow")
+    paths = sorted(glob.glob(os.path.join(directory, "*.spill")))
+    full = {path: open(path, "rb").read() for path in paths}
+    ends = {path: block_ends(path) for path in paths}
+    for path in paths:  # the first half of each file's blocks
+        os.truncate(path, ends[path][len(ends[path]) // 2])
+    following = Following(tremor, directory)
+
+    def same_as_once(step):
+        line = following.after(time.time())
+        fresh = watch(tremor, directory, "--once", "--json")
+        once = json_lines(fresh.stdout)
+        if check(line and once, f"follow {step}: no refresh after the change, or --once failed: {fresh.stderr}"):
+            for key in ("segments", "lost_percent", "lost_percent_ci", "class", "run_time_s"):
+                check(line.get(key) == once[0].get(key),
+                      f"follow {step}: watch {key} {line.get(key)} != --once {once[0].get(key)}")
+        return line.get("segments")
+
+    half = same_as_once("first half")
+    for path in paths:  # half of the next block: torn until the rest comes
+        at = os.path.getsize(path)
+        next_end = next(end for end in ends[path] if end > at)
+        with open(path, "ab") as grown:
+            grown.write(full[path][at:(at + next_end) // 2])
+    torn = same_as_once("torn block appended")
+    for path in paths:
+        with open(path, "ab") as grown:
+            grown.write(full[path][os.path.getsize(path):])
+    whole = same_as_once("the rest appended")
+    victim = paths[-1]
+    os.truncate(victim, ends[victim][len(ends[victim]) // 4])
+    cut = same_as_once("truncated below what was read")
+    # Another file under the name (rename): the whole file, one byte flipped
+    # in an early block, so a fresh read stops there; a watch that went on
+    # from where it had read the old file would count more.
+    damaged = bytearray(full[victim])
+    damaged[ends[victim][len(ends[victim]) // 8] + 40] ^= 0x10
+    replacement = os.path.join(directory, "replacement")
+    with open(replacement, "wb") as other:
+        other.write(damaged)
+    os.replace(replacement, victim)
+    replaced = same_as_once("replaced")
+    following.end()
+    check(half and torn == half and whole > half and cut < whole and replaced < cut,
+          f"follow: segments {half}, {torn}, {whole}, {cut}, {replaced}: not as the files changed")
+    print(f"follow: segments {half} (half), {torn} (torn block), {whole} (all), {cut} (truncated), "
+          f"{replaced} (replaced)")
+
+
 def main():
     parser = argparse.ArgumentParser()
     add_launch_arguments(parser)
@@ -320,6 +440,7 @@ def main():
     not_crashed(result, "garbage")
     check(result.returncode == 2, f"garbage: exit {result.returncode}, expected 2")
 
+    case_follow(opts.tremor, source)
     case_prom(opts.tremor, source)
     if not failures:
         shutil.rmtree(root, ignore_errors=True)

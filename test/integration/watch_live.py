@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`tremor watch` beside a running job (issue 51).
 
-usage: watch_live.py --case CASE --launcher CMD --np N --preload LIB --injector LIB --tremor TREMOR -- BSP_DEMO
+usage: watch_live.py --case CASE --launcher CMD --np N --preload LIB --injector LIB --tremor TREMOR
+                     [--fake-node fake_node.sh] -- BSP_DEMO
 
 CASE:
   window  the demo runs ~25 s (sleeping compute, spill every second) with the
@@ -10,11 +11,22 @@ CASE:
           --until-finished` runs beside it from before the launch. Checks:
           lines come before the run's end (the run file's start + run time);
           the lost % after the window is above the lost % before it (+5 pp);
-          an episode open at the last segment and across the window's
-          start is reported during the window or by its end + 2 intervals; rank 1 is named the
-          slowest rank (the diagnosis's slow rank, else the rank the run waited for most); the watch ends with the finished run file's headline
-          and exit 0. Fails a watch that only speaks at the end, one that
-          reports the episode only once closed, or one that names no rank.
+          an open episode, opened by the window's start + 2 s, is reported
+          before the window's end + 2 intervals; rank 1 is named the slowest
+          rank (the diagnosis's slow rank, else the rank the run waited for
+          most); the watch ends with the finished run file's headline and
+          exit 0. The window's times are the injector's delay logs' (its
+          first delayed call, its last return), not Tremor's. Fails a watch
+          that only speaks at the end, one that reports no open episode or
+          only once it closed, or one that names no rank.
+  nodes   the same on 2 "nodes": each rank in a UTS namespace of its own
+          (fake_node.sh, host node-0 or node-1) and a mount namespace where
+          the output directory is its node's own, so the watch follows two
+          directories (`tremor watch DIR/node-0 DIR/node-1`); besides the
+          window's checks, rank 1 and node-1 are named. Fails a watch that
+          reads one directory only (no figure: a rank's file is missing) or
+          names the wrong node. Needs root (unshare); skipped for capability
+          no-unshare otherwise.
   short   a run that starts and ends between two refreshes (--interval 600)
           of a watch started before it: the watch finds its run file and ends
           with it (exit 0) within 30 s. Fails a watch that waits for spill
@@ -26,6 +38,7 @@ CASE:
           one whose figure differs from the recovery's.
 """
 import argparse
+import csv
 import glob
 import json
 import os
@@ -41,16 +54,20 @@ import h5py
 
 from launch import add_launch_arguments, launched_program, mpi_command, preloaded
 from recorded_checks import check, failures  # noqa: E402  (test/common, on launch's path)
+from tremor_testing import skip_for  # noqa: E402  (test/common)
 
-WINDOW = (10.0, 15.0)
+WINDOW = (10.0, 15.0)  # asked of the injector; the checks take the window's times from its logs
 INTERVAL = 1.0
+# ~25 s: 550 iterations of 20 ms sleeping compute, a boundary every 1000 iterations of the inner loop
+DEMO_ARGUMENTS = ["-n", "550", "-u", "20000", "-S", "-k", "0", "-b", "1000", "-q"]
 
 
 class Watch:
     """`tremor watch` in the background; its JSON lines as they arrive."""
 
-    def __init__(self, tremor, directory, *extra, interval=INTERVAL):
-        self.process = subprocess.Popen([tremor, "watch", directory, "--json", "--interval", str(interval), *extra],
+    def __init__(self, tremor, directories, *extra, interval=INTERVAL):
+        directories = [directories] if isinstance(directories, str) else directories
+        self.process = subprocess.Popen([tremor, "watch", *directories, "--json", "--interval", str(interval), *extra],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.lines = []
         self.thread = threading.Thread(target=self._read)
@@ -82,48 +99,122 @@ def environment(opts, directory, libraries):
     return dict(os.environ, LD_PRELOAD=" ".join(libraries), TREMOR_OUTPUT_DIR=directory, TREMOR_SPILL_INTERVAL="1")
 
 
-def case_window(opts, directory):
-    env = environment(opts, directory, [opts.injector, opts.preload])
-    env.update(TREMOR_INJECT_RANKS="1", TREMOR_INJECT_CALLS="p2p,coll", TREMOR_INJECT_SLOWDOWN="4",
+def injected_window(directories, rank):
+    """The slow window's truth, from the injector's delay logs (not from
+    Tremor): (first delayed call's entry, last delayed call's return) of
+    `rank`, in Unix seconds. The log's times are CLOCK_MONOTONIC, as Python's
+    time.monotonic() on Linux."""
+    rows = []
+    for directory in directories:
+        for path in glob.glob(os.path.join(directory, f"tremor-inject_*_r{rank}_*.csv")):
+            with open(path) as log:
+                rows += [row for row in csv.DictReader(line for line in log if not line.startswith("#"))
+                         if float(row["requested_us"]) > 0]
+    if not check(rows, f"no delay log of rank {rank} in {directories}"):
+        return None
+    to_unix = time.time() - time.monotonic()
+    return (min(float(row["entered_s"]) for row in rows) + to_unix,
+            max(float(row["returned_s"]) for row in rows) + to_unix)
+
+
+def follow_window(opts, env, run_command, watched, slow_rank, slow_node=None):
+    """Runs the job under the injector's slow window on `slow_rank` beside
+    `tremor watch WATCHED... --json --interval 1 --until-finished`, then
+    checks its lines against the window the injector's logs give."""
+    env.update(TREMOR_INJECT_RANKS=str(slow_rank), TREMOR_INJECT_CALLS="p2p,coll", TREMOR_INJECT_SLOWDOWN="4",
                TREMOR_INJECT_AFTER_S=str(WINDOW[0]), TREMOR_INJECT_FOR_S=str(WINDOW[1] - WINDOW[0]))
-    watch = Watch(opts.tremor, directory, "--until-finished")
-    run = launch(opts, env, ["-n", "550", "-u", "20000", "-S", "-k", "0", "-b", "1000", "-q"])
+    watch = Watch(opts.tremor, watched, "--until-finished")
+    command, env = preloaded(run_command, env)
+    run = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
     _, run_err = run.communicate(timeout=180)
     check(run.returncode == 0, f"the demo failed: {run_err[-400:]}")
     code, err = watch.finish(timeout=120)
     check(code == 0, f"the watch exited {code}: {err[-400:]}")
     lines = watch.lines
-    with open(os.path.join(directory, "watch.jsonl"), "w") as kept:  # for a failure's post-mortem
+    with open(os.path.join(watched[0], "watch.jsonl"), "w") as kept:  # for a failure's post-mortem
         kept.writelines(json.dumps(line) + "\n" for line in lines)
     live = [line for line in lines if line.get("state") == "running" and line.get("estimate_possible")]
-    runs = glob.glob(os.path.join(directory, "*.h5"))
-    if not check(len(runs) == 1 and lines, f"run files {runs}, {len(lines)} lines"):
+    runs = [path for directory in watched for path in glob.glob(os.path.join(directory, "*.h5"))]
+    window = injected_window(watched, slow_rank)
+    if not check(len(runs) == 1 and lines and window, f"run files {runs}, {len(lines)} lines, window {window}"):
         return
     with h5py.File(runs[0], "r") as run_file:
-        start = float(run_file.attrs["start_time_unix"])
         end = float(run_file.attrs["end_time_unix"])
     before_end = [line for line in live if line["time_unix"] < end]
     check(len(before_end) >= 10, f"only {len(before_end)} lines with figures before the run's end")
     check(lines[-1].get("state") == "finished" and lines[-1].get("headline_lines"),
           f"the last line is not the finished run's headline: {str(lines[-1])[:300]}")
-    elapsed = [(line["time_unix"] - start, line) for line in live]
-    before = [line["lost_percent"] for t, line in elapsed if t <= WINDOW[0]]
-    after = [line["lost_percent"] for t, line in elapsed if WINDOW[1] <= t <= WINDOW[1] + 4 * INTERVAL]
+    begin, finish = window
+    before = [line["lost_percent"] for line in live if line["time_unix"] <= begin]
+    after = [line["lost_percent"] for line in live if finish <= line["time_unix"] <= finish + 4 * INTERVAL]
     check(before and after and max(after) > before[-1] + 5.0,
           f"lost % did not rise over the window: before {before[-3:]}, after {after}")
-    # An episode open across the window's start, reported while the window is on
-    # or within 2 intervals of its end. On a loaded machine the window can join
-    # an episode that opened earlier (the machine's own delays): its start is
-    # then before the window's, which the check allows.
-    opened = [(t, line["open_episode"]) for t, line in elapsed if line.get("open_episode")
-              and WINDOW[0] <= t <= WINDOW[1] + 2 * INTERVAL and line["open_episode"]["start_s"] <= WINDOW[0] + 2]
-    check(opened, f"no episode open across the window's start reported by {WINDOW[1] + 2 * INTERVAL} s")
-    named = [(line.get("slow_rank") or line.get("slowest_rank") or {}).get("rank") for t, line in elapsed
-             if t >= WINDOW[1]]
-    check(named and named[-1] == 1, f"rank 1 not named the slowest rank: {named[-5:]}")
-    print(f"window: {len(lines)} lines, {len(before_end)} live before the end; lost % before {before[-1:]}, "
-          f"after {max(after) if after else None}; episode reported at "
-          f"{round(opened[0][0], 1) if opened else None} s")
+    # An open episode reported before the window's end + 2 intervals (the
+    # injector's times), one that had opened by the window's start + 2 s: a
+    # watch that reports no open episode, or only once the episode closed,
+    # fails. On a loaded machine the window can join an episode that opened
+    # earlier (the machine's own delays): its start is then before the window's.
+    deadline = finish + 2 * INTERVAL
+    opened = [line for line in live if line.get("open_episode") and begin <= line["time_unix"] <= deadline
+              and line["start_time_unix"] + line["open_episode"]["start_s"] <= begin + 2.0]
+    check(opened, f"no open episode across the window's start reported by its end + 2 intervals "
+                  f"({deadline - begin:.1f} s after its start)")
+    after_window = [line for line in live if line["time_unix"] >= finish]
+    named = [line.get("slow_rank") or line.get("slowest_rank") or {} for line in after_window]
+    check(named and named[-1].get("rank") == slow_rank,
+          f"rank {slow_rank} not named the slowest rank: {[n.get('rank') for n in named[-5:]]}")
+    if slow_node is not None:
+        nodes = [line.get("slow_node") or line.get("slowest_node") or {} for line in after_window]
+        check(named and named[-1].get("hostname") == slow_node,
+              f"the slow rank's node is {named[-1].get('hostname') if named else None}, not {slow_node}")
+        check(nodes and nodes[-1].get("hostname") == slow_node,
+              f"{slow_node} not named the slowest node: {[n.get('hostname') for n in nodes[-5:]]}")
+    print(f"{len(lines)} lines, {len(before_end)} live before the end; window {finish - begin:.1f} s; lost % "
+          f"before {before[-1:]}, after {max(after) if after else None}; open episode reported "
+          f"{round(opened[0]['time_unix'] - begin, 1) if opened else None} s after the window's start")
+
+
+def case_window(opts, directory):
+    env = environment(opts, directory, [opts.injector, opts.preload])
+    command = mpi_command(opts.launcher, opts.np, launched_program(opts) + DEMO_ARGUMENTS)
+    follow_window(opts, env, command, [directory], slow_rank=1)
+
+
+# Each rank in a UTS namespace of its own (fake_node.sh: host name node-N,
+# rank r on node r mod 2) and a mount namespace where TREMOR_OUTPUT_DIR is
+# that node's own directory (bind-mounted over it, as a node-local /tmp is on
+# a cluster): the spill files of node-N's ranks are only in DIRECTORY/node-N.
+NODE_DIRECTORY = """set -eu
+node=$(( ${PMI_RANK:-${OMPI_COMM_WORLD_RANK:-0}} % 2 ))
+mount --bind "$NODE_BASE/node-$node" "$TREMOR_OUTPUT_DIR"
+exec "$@"
+"""
+
+
+def case_nodes(opts, directory):
+    reason = unshare_refused()
+    if reason:
+        skip_for("no-unshare", reason)
+    shared = os.path.join(directory, "output")  # the path every rank is given; each node's own under it
+    nodes = [os.path.join(directory, f"node-{n}") for n in range(2)]
+    for path in [shared] + nodes:
+        os.makedirs(path)
+    wrapper = os.path.join(directory, "node_directory.sh")
+    with open(wrapper, "w") as script:
+        script.write(NODE_DIRECTORY)
+    env = environment(opts, shared, [opts.injector, opts.preload])
+    env.update(FAKE_NODES="2", NODE_BASE=directory)
+    program = [opts.fake_node, "sh", wrapper] + launched_program(opts) + DEMO_ARGUMENTS
+    follow_window(opts, env, mpi_command(opts.launcher, 2, program), nodes, slow_rank=1, slow_node="node-1")
+    check(not os.listdir(shared), f"files in the shared path, not the nodes' own: {os.listdir(shared)}")
+
+
+def unshare_refused():
+    if os.geteuid() != 0:
+        return "needs root: each rank gets its own UTS and mount namespace (unshare --uts --mount)"
+    probe = subprocess.run(["unshare", "--uts", "--mount", "true"], capture_output=True, text=True)
+    return f"unshare --uts --mount is refused here: {probe.stderr.strip()}" if probe.returncode != 0 else None
 
 
 def case_killed(opts, directory):
@@ -175,13 +266,14 @@ def case_short(opts, directory):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--case", choices=("window", "killed", "short"), required=True)
+    parser.add_argument("--case", choices=("window", "nodes", "killed", "short"), required=True)
+    parser.add_argument("--fake-node", help="fake_node.sh (case nodes)")
     parser.add_argument("--injector", required=True)
     parser.add_argument("--tremor", required=True)
     add_launch_arguments(parser)
     opts = parser.parse_args()
     directory = tempfile.mkdtemp(prefix=f"tremor-watch-{opts.case}-")
-    {"window": case_window, "killed": case_killed, "short": case_short}[opts.case](opts, directory)
+    {"window": case_window, "nodes": case_nodes, "killed": case_killed, "short": case_short}[opts.case](opts, directory)
     if not failures:
         shutil.rmtree(directory, ignore_errors=True)
     print("FAILED" if failures else "PASSED", f"({len(failures)} failure(s)) in {directory}")

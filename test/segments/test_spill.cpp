@@ -155,6 +155,37 @@ TEST_CASE("a torn or corrupt tail is dropped, the blocks before it kept") {
   }
 }
 
+// `tremor watch` reads a growing file in pieces: the header, then whatever
+// was appended since the last look, a torn block kept for the next look.
+// Read so at every split point, the file equals parse_spill's. Fails a reader
+// that loses a block cut by a split, forgets the kinds of earlier pieces, or
+// moves its cursor past a torn block.
+TEST_CASE("a spill read in two pieces equals the file read at once") {
+  const SpillHeader h = header_for(1, 2);
+  std::vector<std::size_t> block;
+  const std::vector<char> bytes = spill_bytes(h, 5, SpillEnd::exit_without_finalize, &block);
+  const tremor::SpillFile whole = parsed(bytes);
+  for (std::size_t split = block[0]; split <= bytes.size(); ++split) {
+    INFO("split at byte " << split);
+    tremor::SpillCursor cursor;
+    std::string error;
+    const std::span<const char> all(bytes);
+    std::optional<tremor::SpillFile> file = tremor::parse_spill_header(all.first(split), cursor, error);
+    REQUIRE(file);
+    tremor::take_spill_blocks(all.subspan(cursor.offset, split - cursor.offset), *file, cursor);
+    CHECK(cursor.offset <= split);
+    if (file->end == SpillEnd::none) tremor::take_spill_blocks(all.subspan(cursor.offset), *file, cursor);
+    CHECK(cursor.offset == bytes.size());
+    REQUIRE(file->segments.size() == whole.segments.size());
+    for (std::size_t s = 0; s < whole.segments.size(); ++s) {
+      CHECK(file->segments[s].values == whole.segments[s].values);
+      CHECK(file->segments[s].features == whole.segments[s].features);
+      CHECK(file->segments[s].sequence == s);
+    }
+    CHECK(file->end == whole.end);
+  }
+}
+
 TEST_CASE("bad spill headers are refused with a reason") {
   const SpillHeader h = header_for(0, 2);
   const std::vector<char> good = spill_bytes(h, 2);

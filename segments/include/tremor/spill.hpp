@@ -148,6 +148,20 @@ std::optional<SpillFile> read_spill(const std::filesystem::path& path, std::stri
 // Same, from bytes already in memory (unit tests, fuzzing).
 std::optional<SpillFile> parse_spill(std::span<const char> bytes, std::string& error);
 
+// Incremental reading (`tremor watch`): where the whole blocks read so far
+// end in the file, and the kinds they gave.
+struct SpillCursor {
+  std::size_t offset = 0;
+  std::vector<SpillKindRecord> kinds;
+};
+// The header of a file's first bytes (parse_spill's checks); the cursor is set after it.
+std::optional<SpillFile> parse_spill_header(std::span<const char> bytes, SpillCursor& cursor, std::string& error);
+// Appends the whole blocks of `tail` (the file's bytes from cursor.offset on)
+// to `file`, moving the cursor past them; stops at a torn or bad block (its
+// reason in file.dropped_reason, the cursor before it) or an end record
+// (file.end). parse_spill is the header, then this over the rest.
+void take_spill_blocks(std::span<const char> tail, SpillFile& file, SpillCursor& cursor);
+
 // Path of rank `rank`'s spill for a run stem ("<dir>/<name>-<time>-<pid>-<n>").
 std::filesystem::path spill_path(const std::filesystem::path& stem, int rank);
 // The spill files a user named: a stem or any of one run's .spill files
