@@ -61,12 +61,15 @@ class Fleet:
 
 
 def idempotent(fleet):
-    """Fails an indexer that inserts a run again (or keeps its old node rows) when it is indexed twice."""
+    """Fails an indexer that inserts a run again (or keeps its old node rows) when it is indexed twice, and one
+    that refuses the second copy (a UNIQUE or primary-key error) instead of replacing it."""
     reports = fleet.generate("reports", 30)
     fleet.run("index", reports, "--db", fleet.db)
     first = fleet.counts()
     days = fleet.query("SELECT * FROM node_days ORDER BY node, day")
-    fleet.run("index", reports, "--db", fleet.db)
+    again = fleet.run("index", reports, "--db", fleet.db)
+    check("30 runs indexed" in again.stderr and "0 files skipped" in again.stderr,
+          f"the second pass did not store every run again:\n{again.stderr}")
     check(fleet.counts() == first, f"indexing twice changed the rows: {first} -> {fleet.counts()}")
     check(fleet.query("SELECT * FROM node_days ORDER BY node, day") == days, "indexing twice changed node_days")
     check(first["runs"] == 30 and first["run_nodes"] == 120, f"rows {first}")
