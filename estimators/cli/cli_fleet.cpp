@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::uintmax_t kMaxReportBytes = std::uintmax_t{64} << 20;
-constexpr std::size_t kBatchRuns = 2000;             // runs per transaction, at most
+constexpr std::size_t kBatchRuns = 2000;              // runs per transaction, at most
 constexpr auto kBatchTime = std::chrono::seconds(1);  // and held at most this long: other writers wait
 
 struct IndexOptions {
@@ -92,7 +92,8 @@ fleet::ParsedReport analyse_run_file(const fs::path& path) {
   try {
     run_in_reader_process(path.string(), read_time_limit(path.string(), 0), "the analysis", [&](int read_done) {
       std::string error;
-      const std::optional<RunData> run = read_run_within(path.string(), read_time_limit(path.string(), 0), read_done, error);
+      const std::optional<RunData> run =
+          read_run_within(path.string(), read_time_limit(path.string(), 0), read_done, error);
       if (!run) throw CommandFailure(path.string() + ": not a readable Tremor run file: " + error, Exit::bad_input);
       const analysis::AnalysisParameters parameters =
           analysis::parameters_from_stored_configuration(run->meta.configuration, {}, nullptr);
@@ -120,7 +121,8 @@ class Progress {
     if (!due || total_ < 100) return;
     shown_ = now;
     step_ = done * 10 / total_;
-    std::cerr << "tremor fleet: " << done << " of " << total_ << " files, " << runs << " runs" << (terminal_ ? "\r" : "\n");
+    std::cerr << "tremor fleet: " << done << " of " << total_ << " files, " << runs << " runs"
+              << (terminal_ ? "\r" : "\n");
     std::cerr.flush();
   }
   void finish() const {
@@ -201,7 +203,8 @@ void run_index(const IndexOptions& options) {
     }
     progress.finish();
     std::cerr << "tremor fleet: " << indexer.runs() << " runs indexed into " << database << " (" << journal << "); "
-              << indexer.skipped() << " files skipped, " << duplicates << " run files already indexed from their reports\n";
+              << indexer.skipped() << " files skipped, " << duplicates
+              << " run files already indexed from their reports\n";
   } catch (const fleet::FleetError& error) {
     throw CommandFailure(error.what(), Exit::output);
   }
@@ -215,7 +218,8 @@ std::string default_fleet_database() {
 }
 
 void register_fleet(CLI::App& app) {
-  CLI::App* fleet = app.add_subcommand("fleet", "Index many runs into one database and rank the nodes that slow jobs down");
+  CLI::App* fleet =
+      app.add_subcommand("fleet", "Index many runs into one database and rank the nodes that slow jobs down");
   fleet->require_subcommand(1);
   auto options = std::make_shared<IndexOptions>();
   CLI::App* index = fleet->add_subcommand("index", "Index JSON reports and run files (directories recursively)");

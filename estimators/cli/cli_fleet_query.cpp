@@ -70,16 +70,22 @@ fleet::FleetStore open_store(const FleetQueryOptions& options, std::string& jour
 
 std::vector<fleet::NodeScore> ranking(const fleet::FleetStore& store, const FleetQueryOptions& options) {
   std::vector<fleet::NodeScore> scores = fleet::rank_nodes(store.node_counts(since_day(options.since)));
-  std::erase_if(scores, [&](const fleet::NodeScore& s) { return s.counts.runs < static_cast<long long>(options.min_runs); });
+  std::erase_if(scores,
+                [&](const fleet::NodeScore& s) { return s.counts.runs < static_cast<long long>(options.min_runs); });
   return scores;
 }
 
 json node_json(const fleet::NodeScore& node) {
-  return {{"node", node.counts.node},         {"runs", node.counts.runs},
-          {"slow_runs", node.counts.slow_runs}, {"slow_share", number(node.slow_share)},
-          {"wilson_low", number(node.wilson_low)}, {"baseline_share", number(node.baseline_share)},
-          {"score", number(node.score)},       {"lost_s", number(node.counts.lost_s)},
-          {"first_utc", utc_text(node.counts.first_unix)}, {"last_utc", utc_text(node.counts.last_unix)}};
+  return {{"node", node.counts.node},
+          {"runs", node.counts.runs},
+          {"slow_runs", node.counts.slow_runs},
+          {"slow_share", number(node.slow_share)},
+          {"wilson_low", number(node.wilson_low)},
+          {"baseline_share", number(node.baseline_share)},
+          {"score", number(node.score)},
+          {"lost_s", number(node.counts.lost_s)},
+          {"first_utc", utc_text(node.counts.first_unix)},
+          {"last_utc", utc_text(node.counts.last_unix)}};
 }
 
 void print_drain(const std::vector<fleet::NodeScore>& scores, const FleetQueryOptions& options) {
@@ -103,8 +109,9 @@ void run_nodes(const FleetQueryOptions& options) {
     return;
   }
   const char* separator = options.csv ? "," : "  ";
-  std::cout << (options.csv ? "node,runs,slow_runs,slow_share,wilson_low,baseline_share,score,lost_s,first_utc,last_utc"
-                            : "node  runs  slow_runs  slow_share  wilson_low  baseline  score  lost_s  first_utc  last_utc")
+  std::cout << (options.csv
+                    ? "node,runs,slow_runs,slow_share,wilson_low,baseline_share,score,lost_s,first_utc,last_utc"
+                    : "node  runs  slow_runs  slow_share  wilson_low  baseline  score  lost_s  first_utc  last_utc")
             << '\n';
   for (const fleet::NodeScore& node : scores) {
     std::cout << node.counts.node << separator << node.counts.runs << separator << node.counts.slow_runs << separator
@@ -122,18 +129,24 @@ void run_runs(const FleetQueryOptions& options) {
   if (options.json) {
     json out = json::array();
     for (const fleet::ApplicationDay& day : days) {
-      out.push_back({{"application", day.application}, {"day", day.day}, {"runs", day.runs},
-                     {"estimated", day.estimated}, {"median_lost_percent", number(day.median)},
-                     {"q1_lost_percent", number(day.q1)}, {"q3_lost_percent", number(day.q3)},
+      out.push_back({{"application", day.application},
+                     {"day", day.day},
+                     {"runs", day.runs},
+                     {"estimated", day.estimated},
+                     {"median_lost_percent", number(day.median)},
+                     {"q1_lost_percent", number(day.q1)},
+                     {"q3_lost_percent", number(day.q3)},
                      {"iqr_lost_percent", number(day.q3 - day.q1)}});
     }
     std::cout << json_text(out, 2) << '\n';
     return;
   }
   const char* separator = options.csv ? "," : "  ";
-  std::cout << (options.csv ? "application,day,runs,estimated,median_lost_percent,q1_lost_percent,q3_lost_percent,iqr_lost_percent"
-                            : "application  day  runs  estimated  median_lost_%  q1  q3  iqr")
-            << '\n';
+  std::cout
+      << (options.csv
+              ? "application,day,runs,estimated,median_lost_percent,q1_lost_percent,q3_lost_percent,iqr_lost_percent"
+              : "application  day  runs  estimated  median_lost_%  q1  q3  iqr")
+      << '\n';
   for (const fleet::ApplicationDay& day : days) {
     std::cout << day.application << separator << day.day << separator << day.runs << separator << day.estimated
               << separator << fixed(day.median, 2) << separator << fixed(day.q1, 2) << separator << fixed(day.q3, 2)
@@ -149,20 +162,24 @@ void run_show(const FleetQueryOptions& options) {
   if (options.json) {
     json out = json::array();
     for (const fleet::RunRow& run : runs) {
-      out.push_back({{"run", run.key}, {"start_utc", utc_text(run.start_unix)}, {"application", run.application},
-                     {"nodes", run.node_count}, {"run_time_s", number(run.run_time_s)},
+      out.push_back({{"run", run.key},
+                     {"start_utc", utc_text(run.start_unix)},
+                     {"application", run.application},
+                     {"nodes", run.node_count},
+                     {"run_time_s", number(run.run_time_s)},
                      {"lost_percent", run.lost_percent ? number(*run.lost_percent) : json(nullptr)},
-                     {"slow", run.slow}, {"wait_s", number(run.wait_s)}});
+                     {"slow", run.slow},
+                     {"wait_s", number(run.wait_s)}});
     }
     std::cout << json_text(out, 2) << '\n';
     return;
   }
   std::cout << "start_utc  run  application  nodes  run_time_s  lost_%  slow  wait_s\n";
   for (const fleet::RunRow& run : runs) {
-    std::cout << utc_text(run.start_unix) << "  " << run.key << "  " << (run.application.empty() ? "-" : run.application)
-              << "  " << run.node_count << "  " << fixed(run.run_time_s, 2) << "  "
-              << (run.lost_percent ? fixed(*run.lost_percent, 2) : "-") << "  " << (run.slow ? "yes" : "no") << "  "
-              << fixed(run.wait_s, 3) << '\n';
+    std::cout << utc_text(run.start_unix) << "  " << run.key << "  "
+              << (run.application.empty() ? "-" : run.application) << "  " << run.node_count << "  "
+              << fixed(run.run_time_s, 2) << "  " << (run.lost_percent ? fixed(*run.lost_percent, 2) : "-") << "  "
+              << (run.slow ? "yes" : "no") << "  " << fixed(run.wait_s, 3) << '\n';
   }
 }
 

@@ -100,16 +100,15 @@ TEST_CASE("A rolled-back batch leaves nothing behind", "[fleet]") {
 TEST_CASE("A database of another schema version is refused", "[fleet]") {
   TemporaryDatabase database;
   std::string journal;
-  {
-    FleetStore store(database.path, journal);
-  }
+  { FleetStore store(database.path, journal); }
   {
     FleetStore store(database.path, journal);
     CHECK(store.count("meta") == 1);
   }
   sqlite3* db = nullptr;
   REQUIRE(sqlite3_open(database.path.c_str(), &db) == SQLITE_OK);
-  CHECK(sqlite3_exec(db, "UPDATE meta SET value='99' WHERE key='schema_version'", nullptr, nullptr, nullptr) == SQLITE_OK);
+  CHECK(sqlite3_exec(db, "UPDATE meta SET value='99' WHERE key='schema_version'", nullptr, nullptr, nullptr) ==
+        SQLITE_OK);
   sqlite3_close(db);
   CHECK_THROWS_AS(FleetStore(database.path, journal), FleetError);
 }

@@ -238,7 +238,8 @@ json hosts_json(const RunData& run) {
 json application_json(const RunData& run) {
   std::string path;
   if (run.environment.recorded()) path = run.environment.nodes.front().fact("binary_path");
-  if (path.empty() || path.starts_with("unknown")) path = run.meta.command_line.substr(0, run.meta.command_line.find(' '));
+  if (path.empty() || path.starts_with("unknown"))
+    path = run.meta.command_line.substr(0, run.meta.command_line.find(' '));
   const std::string name = path.substr(path.find_last_of('/') + 1);
   return name.empty() ? json(nullptr) : json(name);
 }

@@ -54,7 +54,8 @@ void read_nodes(const json& report, RunRecord& record) {
     }
   }
   for (const json& node : array_at(report["diagnosis"], "slow_nodes")) {
-    if (const auto it = index.find(text_or_empty(node, "hostname")); it != index.end()) record.nodes[it->second].slow = true;
+    if (const auto it = index.find(text_or_empty(node, "hostname")); it != index.end())
+      record.nodes[it->second].slow = true;
   }
 }
 

@@ -37,14 +37,31 @@ bool network_file_system(const std::filesystem::path& directory, std::string& na
   struct statfs info {};
   if (statfs(directory.c_str(), &info) != 0) return false;
   switch (static_cast<unsigned long>(info.f_type)) {
-    case 0x6969UL: name = "NFS"; return true;
-    case 0x517BUL: case 0xFF534D42UL: case 0xFE534D42UL: name = "SMB"; return true;
-    case 0x0BD00BD0UL: name = "Lustre"; return true;
-    case 0x47504653UL: name = "GPFS"; return true;
-    case 0x19830326UL: name = "BeeGFS"; return true;
-    case 0x00C36400UL: name = "CephFS"; return true;
-    case 0x65735546UL: name = "FUSE"; return true;
-    default: return false;
+    case 0x6969UL:
+      name = "NFS";
+      return true;
+    case 0x517BUL:
+    case 0xFF534D42UL:
+    case 0xFE534D42UL:
+      name = "SMB";
+      return true;
+    case 0x0BD00BD0UL:
+      name = "Lustre";
+      return true;
+    case 0x47504653UL:
+      name = "GPFS";
+      return true;
+    case 0x19830326UL:
+      name = "BeeGFS";
+      return true;
+    case 0x00C36400UL:
+      name = "CephFS";
+      return true;
+    case 0x65735546UL:
+      name = "FUSE";
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -215,13 +232,21 @@ void FleetStore::forget_run(long long run, DayDeltas& deltas) {
 
 void FleetStore::flush_days() {
   for (const auto& [key, delta] : pending_days_) {
-    cached("INSERT INTO node_days(node, day, runs, slow_runs, wait_ms, slow_wait_ms, first_unix, last_unix) "
-           "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(node, day) DO UPDATE SET runs=runs+?3, "
-           "slow_runs=slow_runs+?4, wait_ms=wait_ms+?5, slow_wait_ms=slow_wait_ms+?6, "
-           "first_unix=CASE WHEN ?3 > 0 THEN min(coalesce(first_unix, ?7), ?7) ELSE first_unix END, "
-           "last_unix=CASE WHEN ?3 > 0 THEN max(coalesce(last_unix, ?8), ?8) ELSE last_unix END")
-        .bind(1, key.first).bind(2, key.second).bind(3, delta.runs).bind(4, delta.slow_runs).bind(5, delta.wait_ms)
-        .bind(6, delta.slow_wait_ms).bind(7, delta.first_unix).bind(8, delta.last_unix).run();
+    cached(
+        "INSERT INTO node_days(node, day, runs, slow_runs, wait_ms, slow_wait_ms, first_unix, last_unix) "
+        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(node, day) DO UPDATE SET runs=runs+?3, "
+        "slow_runs=slow_runs+?4, wait_ms=wait_ms+?5, slow_wait_ms=slow_wait_ms+?6, "
+        "first_unix=CASE WHEN ?3 > 0 THEN min(coalesce(first_unix, ?7), ?7) ELSE first_unix END, "
+        "last_unix=CASE WHEN ?3 > 0 THEN max(coalesce(last_unix, ?8), ?8) ELSE last_unix END")
+        .bind(1, key.first)
+        .bind(2, key.second)
+        .bind(3, delta.runs)
+        .bind(4, delta.slow_runs)
+        .bind(5, delta.wait_ms)
+        .bind(6, delta.slow_wait_ms)
+        .bind(7, delta.first_unix)
+        .bind(8, delta.last_unix)
+        .run();
   }
   pending_days_.clear();
   cached("DELETE FROM node_days WHERE runs<=0").run();
@@ -254,7 +279,11 @@ void FleetStore::put_run(const RunRecord& run) {
     for (const NodeEntry& node : run.nodes) {
       const long long node_key = node_id(node.name), wait = milliseconds(node.wait_s), slow = node.slow ? 1 : 0;
       cached("INSERT INTO run_nodes(run, node, slow, wait_ms) VALUES(?, ?, ?, ?)")
-          .bind(1, id).bind(2, node_key).bind(3, slow).bind(4, wait).run();
+          .bind(1, id)
+          .bind(2, node_key)
+          .bind(3, slow)
+          .bind(4, wait)
+          .run();
       DayDelta& delta = deltas[{node_key, day}];
       delta.runs += 1;
       delta.slow_runs += slow;
@@ -266,7 +295,10 @@ void FleetStore::put_run(const RunRecord& run) {
     for (const RankEntry& rank : run.ranks) {
       Statement& insert = cached("INSERT INTO run_ranks(run, rank, node, slow, wait_ms) VALUES(?, ?, ?, ?, ?)");
       insert.bind(1, id).bind(2, static_cast<long long>(rank.rank));
-      if (rank.node.empty()) sqlite3_bind_null(insert.get(), 3); else insert.bind(3, node_id(rank.node));
+      if (rank.node.empty())
+        sqlite3_bind_null(insert.get(), 3);
+      else
+        insert.bind(3, node_id(rank.node));
       insert.bind(4, static_cast<long long>(rank.slow ? 1 : 0)).bind(5, milliseconds(rank.wait_s)).run();
     }
     exec("RELEASE run");

@@ -99,7 +99,8 @@ std::vector<NodeDay> FleetStore::node_days(long long since_day) const {
   select.bind(1, since_day);
   std::vector<NodeDay> days;
   while (select.step()) {
-    days.push_back({select.text(0), select.integer(1), select.integer(2), static_cast<double>(select.integer(3)) / 1e3});
+    days.push_back(
+        {select.text(0), select.integer(1), select.integer(2), static_cast<double>(select.integer(3)) / 1e3});
   }
   return days;
 }

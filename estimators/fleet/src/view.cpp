@@ -21,8 +21,9 @@ std::string fixed(double value, int digits) {
 ApplicationDay summarise(const std::string& application, const std::string& day, std::vector<double>& lost,
                          long long runs) {
   std::ranges::sort(lost);
-  return {application, day, runs, static_cast<long long>(lost.size()), quantile(lost, 0.5), quantile(lost, 0.25),
-          quantile(lost, 0.75)};
+  return {
+      application,         day, runs, static_cast<long long>(lost.size()), quantile(lost, 0.5), quantile(lost, 0.25),
+      quantile(lost, 0.75)};
 }
 
 json ranking_table(const std::vector<NodeScore>& ranking) {

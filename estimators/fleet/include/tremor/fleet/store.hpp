@@ -27,8 +27,8 @@ struct RunRow {
   double start_unix = 0.0, run_time_s = 0.0;
   std::optional<double> lost_percent;
   int node_count = 0;
-  bool slow = false;     // show: the node was the one the others waited for
-  double wait_s = 0.0;   // show: time lost waiting for the node
+  bool slow = false;    // show: the node was the one the others waited for
+  double wait_s = 0.0;  // show: time lost waiting for the node
 };
 
 struct NodeDay {

@@ -17,7 +17,7 @@ struct ApplicationDay {
   std::string application;  // "(unknown)" when the report named none
   std::string day;          // UTC, YYYY-MM-DD
   long long runs = 0;
-  long long estimated = 0;  // runs with a lost %
+  long long estimated = 0;                  // runs with a lost %
   double median = 0.0, q1 = 0.0, q3 = 0.0;  // of lost %, over the estimated runs (NaN when none)
 };
 
