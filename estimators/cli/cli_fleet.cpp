@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <string_view>
 
 #include "commands.hpp"
 #include "reader_process.hpp"
@@ -26,6 +27,8 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::uintmax_t kMaxReportBytes = std::uintmax_t{64} << 20;
+// What the reader child writes instead of a report when it cannot read the run file.
+constexpr std::string_view kUnreadable = "unreadable: ";
 constexpr std::size_t kBatchRuns = 2000;              // runs per transaction, at most
 constexpr auto kBatchTime = std::chrono::seconds(1);  // and held at most this long: other writers wait
 
@@ -94,16 +97,24 @@ fleet::ParsedReport analyse_run_file(const fs::path& path) {
       std::string error;
       const std::optional<RunData> run =
           read_run_within(path.string(), read_time_limit(path.string(), 0), read_done, error);
-      if (!run) throw CommandFailure(path.string() + ": not a readable Tremor run file: " + error, Exit::bad_input);
+      if (!run) {  // said on the skipped line, not as an error of the command
+        std::ofstream(name) << kUnreadable << error;
+        return;
+      }
       const analysis::AnalysisParameters parameters =
           analysis::parameters_from_stored_configuration(run->meta.configuration, {}, nullptr);
       const analysis::RunAnalysis result = analysis::analyze_run(*run, parameters);
       std::ofstream(name) << json_text(analysis::report_json(*run, result, path.string()), -1);
     });
     std::ifstream in(name);
-    const nlohmann::json report = nlohmann::json::parse(in, nullptr, false);
-    parsed = report.is_discarded() ? fleet::ParsedReport{std::nullopt, "the analysis wrote no report"}
-                                   : fleet::parse_report(report);
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    const nlohmann::json report = nlohmann::json::parse(text, nullptr, false);
+    if (text.starts_with(kUnreadable)) {
+      parsed = {std::nullopt, "not a readable Tremor run file: " + text.substr(kUnreadable.size())};
+    } else {
+      parsed = report.is_discarded() ? fleet::ParsedReport{std::nullopt, "the analysis wrote no report"}
+                                     : fleet::parse_report(report);
+    }
   } catch (const CommandFailure& failure) {
     parsed = {std::nullopt, std::string("damaged or not a run file") + (*failure.what() ? ": " : "") + failure.what()};
   }
