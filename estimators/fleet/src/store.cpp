@@ -83,6 +83,10 @@ FleetStore::FleetStore(const std::filesystem::path& path, std::string& journal_n
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, kBusyTimeoutMs);
   try {
+    // 64 MiB of page cache instead of SQLite's 2 MiB: the run_nodes(node)
+    // index is written all over the file, and each batch would reread it
+    // (20000 runs of 64 nodes: 6.1 s instead of 8.4 s, docs/fleet.md).
+    exec("PRAGMA cache_size=-65536");
     choose_journal(path, journal_note);
     check_locking(path);
     create_schema();
