@@ -3,6 +3,8 @@
 #include <sys/vfs.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cmath>
 #include <cstdlib>
 
@@ -87,9 +89,7 @@ FleetStore::FleetStore(const std::filesystem::path& path, std::string& journal_n
     // index is written all over the file, and each batch would reread it
     // (20000 runs of 64 nodes: 6.1 s instead of 8.4 s, docs/fleet.md).
     exec("PRAGMA cache_size=-65536");
-    choose_journal(path, journal_note);
-    check_locking(path);
-    create_schema();
+    set_up(path, journal_note);
   } catch (...) {
     statements_.clear();
     sqlite3_close(db_);
@@ -111,6 +111,26 @@ void FleetStore::exec(const char* sql) const {
   }
 }
 
+// Journal, lock check and schema. Writers that open a new database at the
+// same moment can get "database is locked" at once from the journal-mode
+// switch (SQLite calls no busy handler there), so the set-up is retried
+// until the busy timeout has passed.
+void FleetStore::set_up(const std::filesystem::path& path, std::string& journal_note) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (;;) {
+    try {
+      choose_journal(path, journal_note);
+      check_locking(path);
+      create_schema();
+      return;
+    } catch (const FleetError&) {
+      if ((sqlite3_extended_errcode(db_) & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() > deadline) throw;
+      statements_.clear();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+}
+
 void FleetStore::choose_journal(const std::filesystem::path& path, std::string& note) {
   std::string file_system;
   const std::filesystem::path directory = path.has_parent_path() ? path.parent_path() : ".";
@@ -119,8 +139,15 @@ void FleetStore::choose_journal(const std::filesystem::path& path, std::string& 
     note = "journal DELETE: " + file_system + " cannot share WAL's index between hosts";
     return;
   }
-  Statement mode(db_, "PRAGMA journal_mode=WAL");
-  const std::string chosen = mode.step() ? mode.text(0) : std::string();
+  std::string chosen;
+  {
+    Statement current(db_, "PRAGMA journal_mode");  // another writer may have switched it already
+    if (current.step()) chosen = current.text(0);
+  }
+  if (chosen != "wal") {
+    Statement mode(db_, "PRAGMA journal_mode=WAL");
+    chosen = mode.step() ? mode.text(0) : std::string();
+  }
   if (chosen == "wal") {
     exec("PRAGMA synchronous=NORMAL");
     note = "journal WAL";

@@ -68,6 +68,7 @@ class FleetStore {
  private:
   void exec(const char* sql) const;
   void create_schema();
+  void set_up(const std::filesystem::path& path, std::string& journal_note);
   void choose_journal(const std::filesystem::path& path, std::string& note);
   void check_locking(const std::filesystem::path& path);
   long long node_id(const std::string& name);
