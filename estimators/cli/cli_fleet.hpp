@@ -14,7 +14,7 @@ struct FleetQueryOptions {
   bool csv = false;
   bool json = false;
   bool suggest_drain = false;
-  double threshold = 0.0;  // drain suggested for score > threshold
+  double threshold = 0.1;  // drain suggested for score > threshold (docs/fleet.md: why 0.1)
   std::string application;
   std::string node;
   std::string directory;  // export

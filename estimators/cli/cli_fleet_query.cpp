@@ -1,11 +1,14 @@
 // The answering subcommands of `tremor fleet`: nodes (the ranking, and the
 // drain lines it suggests), runs (lost % per application and day), show
 // NODE, export --csv DIR and html -o FILE.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "cli_fleet.hpp"
 #include "commands.hpp"
@@ -97,6 +100,40 @@ void print_drain(const std::vector<fleet::NodeScore>& scores, const FleetQueryOp
   }
 }
 
+// One table for the text and CSV forms: CSV joins the cells with commas; the
+// text form aligns each column (text to the left, numbers to the right).
+void print_table(const std::vector<std::string>& csv_header, const std::vector<std::string>& text_header,
+                 const std::vector<std::vector<std::string>>& rows, bool csv) {
+  if (csv) {
+    auto print_csv = [](const std::vector<std::string>& row) {
+      for (std::size_t c = 0; c < row.size(); ++c) std::cout << (c ? "," : "") << row[c];
+      std::cout << '\n';
+    };
+    print_csv(csv_header);
+    for (const auto& row : rows) print_csv(row);
+    return;
+  }
+  std::vector<std::size_t> width(text_header.size(), 0);
+  std::vector<bool> numeric(text_header.size(), true);
+  for (std::size_t c = 0; c < text_header.size(); ++c) width[c] = text_header[c].size();
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) {
+      width[c] = std::max(width[c], row[c].size());
+      if (row[c].find_first_not_of("0123456789.-") != std::string::npos) numeric[c] = false;
+    }
+  }
+  auto print_row = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) {
+      const std::string pad(width[c] - row[c].size(), ' ');
+      line += (c ? "  " : "") + (numeric[c] ? pad + row[c] : row[c] + (c + 1 < row.size() ? pad : ""));
+    }
+    std::cout << line << '\n';
+  };
+  print_row(text_header);
+  for (const auto& row : rows) print_row(row);
+}
+
 void run_nodes(const FleetQueryOptions& options) {
   std::string journal;
   fleet::FleetStore store = open_store(options, journal);
@@ -108,18 +145,18 @@ void run_nodes(const FleetQueryOptions& options) {
     std::cout << json_text(out, 2) << '\n';
     return;
   }
-  const char* separator = options.csv ? "," : "  ";
-  std::cout << (options.csv
-                    ? "node,runs,slow_runs,slow_share,wilson_low,baseline_share,score,lost_s,first_utc,last_utc"
-                    : "node  runs  slow_runs  slow_share  wilson_low  baseline  score  lost_s  first_utc  last_utc")
-            << '\n';
+  std::vector<std::vector<std::string>> rows;
   for (const fleet::NodeScore& node : scores) {
-    std::cout << node.counts.node << separator << node.counts.runs << separator << node.counts.slow_runs << separator
-              << fixed(node.slow_share, 3) << separator << fixed(node.wilson_low, 3) << separator
-              << fixed(node.baseline_share, 3) << separator << fixed(node.score, 3) << separator
-              << fixed(node.counts.lost_s, 1) << separator << utc_text(node.counts.first_unix) << separator
-              << utc_text(node.counts.last_unix) << '\n';
+    rows.push_back({node.counts.node, std::to_string(node.counts.runs), std::to_string(node.counts.slow_runs),
+                    fixed(node.slow_share, 3), fixed(node.wilson_low, 3), fixed(node.baseline_share, 3),
+                    fixed(node.score, 3), fixed(node.counts.lost_s, 1), utc_text(node.counts.first_unix),
+                    utc_text(node.counts.last_unix)});
   }
+  print_table({"node", "runs", "slow_runs", "slow_share", "wilson_low", "baseline_share", "score", "lost_s",
+               "first_utc", "last_utc"},
+              {"node", "runs", "slow_runs", "slow_share", "wilson_low", "baseline", "score", "lost_s", "first_utc",
+               "last_utc"},
+              rows, options.csv);
 }
 
 void run_runs(const FleetQueryOptions& options) {
@@ -141,17 +178,14 @@ void run_runs(const FleetQueryOptions& options) {
     std::cout << json_text(out, 2) << '\n';
     return;
   }
-  const char* separator = options.csv ? "," : "  ";
-  std::cout
-      << (options.csv
-              ? "application,day,runs,estimated,median_lost_percent,q1_lost_percent,q3_lost_percent,iqr_lost_percent"
-              : "application  day  runs  estimated  median_lost_%  q1  q3  iqr")
-      << '\n';
+  std::vector<std::vector<std::string>> rows;
   for (const fleet::ApplicationDay& day : days) {
-    std::cout << day.application << separator << day.day << separator << day.runs << separator << day.estimated
-              << separator << fixed(day.median, 2) << separator << fixed(day.q1, 2) << separator << fixed(day.q3, 2)
-              << separator << fixed(day.q3 - day.q1, 2) << '\n';
+    rows.push_back({day.application, day.day, std::to_string(day.runs), std::to_string(day.estimated),
+                    fixed(day.median, 2), fixed(day.q1, 2), fixed(day.q3, 2), fixed(day.q3 - day.q1, 2)});
   }
+  print_table({"application", "day", "runs", "estimated", "median_lost_percent", "q1_lost_percent", "q3_lost_percent",
+               "iqr_lost_percent"},
+              {"application", "day", "runs", "estimated", "median_lost_%", "q1", "q3", "iqr"}, rows, options.csv);
 }
 
 void run_show(const FleetQueryOptions& options) {
@@ -174,13 +208,16 @@ void run_show(const FleetQueryOptions& options) {
     std::cout << json_text(out, 2) << '\n';
     return;
   }
-  std::cout << "start_utc  run  application  nodes  run_time_s  lost_%  slow  wait_s\n";
+  std::vector<std::vector<std::string>> rows;
   for (const fleet::RunRow& run : runs) {
-    std::cout << utc_text(run.start_unix) << "  " << run.key << "  "
-              << (run.application.empty() ? "-" : run.application) << "  " << run.node_count << "  "
-              << fixed(run.run_time_s, 2) << "  " << (run.lost_percent ? fixed(*run.lost_percent, 2) : "-") << "  "
-              << (run.slow ? "yes" : "no") << "  " << fixed(run.wait_s, 3) << '\n';
+    rows.push_back({utc_text(run.start_unix), run.key, run.application.empty() ? "-" : run.application,
+                    std::to_string(run.node_count), fixed(run.run_time_s, 2),
+                    run.lost_percent ? fixed(*run.lost_percent, 2) : "-", run.slow ? "yes" : "no",
+                    fixed(run.wait_s, 3)});
   }
+  const std::vector<std::string> header{"start_utc", "run", "application", "nodes", "run_time_s", "lost_%", "slow",
+                                        "wait_s"};
+  print_table(header, header, rows, false);
 }
 
 void run_export(const FleetQueryOptions& options) {
@@ -232,7 +269,7 @@ void register_fleet_queries(CLI::App* fleet) {
   add_window(nodes, *options);
   nodes->add_flag("--suggest-drain", options->suggest_drain,
                   "Print (never run) an scontrol drain line for each node scoring above --threshold");
-  nodes->add_option("--threshold", options->threshold, "Score above which --suggest-drain names a node (default 0)");
+  nodes->add_option("--threshold", options->threshold, "Score above which --suggest-drain names a node (default 0.1)");
   nodes->callback([options, nodes] {
     if (options->suggest_drain && nodes->count("--min-runs") == 0) options->min_runs = kDrainMinRuns;
     run_nodes(*options);

@@ -172,6 +172,10 @@ def ranking(fleet):
         r'scontrol update NodeName=n0003 State=DRAIN Reason="tremor: slow in \d+ of \d+ runs since \d{4}-\d\d-\d\d"',
         drain[0]), f"drain lines {drain}")
     check(not any("n0009" in line for line in drain), f"drain names a node never slow: {drain}")
+    # The default threshold (0.1): a node only marginally above the fleet's share is not drained.
+    drained = {re.search(r"NodeName=(\S+)", line).group(1) for line in drain}
+    check(drained == {n["node"] for n in nodes if n["score"] > 0.1 and n["runs"] >= 5},
+          f"drain lines {drain} against the scores {[(n['node'], n['score']) for n in nodes[:4]]}")
     check(fleet.run("nodes", "--csv", "--db", fleet.db).stdout.startswith("node,runs,slow_runs,"), "CSV header")
     shown = json.loads(fleet.run("show", "n0003", "--json", "--db", fleet.db).stdout)
     check(len(shown) == nodes[0]["runs"] and sum(r["slow"] for r in shown) == nodes[0]["slow_runs"], "show n0003")
