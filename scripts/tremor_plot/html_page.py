@@ -97,11 +97,12 @@ def _heat_values(spec: dict) -> list[list[float | None]]:
 
 def _heat_legend(top: int, left: int, largest: float, unit: str) -> list[str]:
     """The colour scale as a bar with its unit: 0 at the left, the largest cell at the right."""
-    width, stops = 240, [f'<stop offset="{i / (len(HEAT_STOPS) - 1):g}" stop-color="{heat_colour(i / (len(HEAT_STOPS) - 1))}"/>'
-                         for i in range(len(HEAT_STOPS))]
+    width, last = 240, len(HEAT_STOPS) - 1
+    stops = [f'<stop offset="{i / last:g}" stop-color="{heat_colour(i / last)}"/>' for i in range(last + 1)]
     ticks = [(0.0, "start"), (0.5, "middle"), (1.0, "end")]
     parts = [f'<defs><linearGradient id="heat-scale-{top}-{left}">{"".join(stops)}</linearGradient></defs>',
-             f'<rect x="{left}" y="{top}" width="{width}" height="12" fill="url(#heat-scale-{top}-{left})" stroke="#999"/>']
+             f'<rect x="{left}" y="{top}" width="{width}" height="12" fill="url(#heat-scale-{top}-{left})" '
+             'stroke="#999"/>']
     for fraction, anchor in ticks:
         label = escape(f"{_heat_number(largest * fraction)} {unit}".strip())
         parts.append(f'<text x="{left + width * fraction:g}" y="{top + 26}" text-anchor="{anchor}" '
@@ -145,8 +146,9 @@ def heatmap_figure(spec: dict) -> str:
             if cell is None:
                 continue
             tip = escape(f"{row}, {columns[j]}: {_heat_number(cell)} {unit}".strip())
-            parts.append(f'<rect x="{label_width + cell_width * j}" y="{y}" width="{cell_width}" height="{cell_height}" '
-                         f'fill="{heat_colour(cell / scale)}" stroke="#fff" stroke-width="0.5"><title>{tip}</title></rect>')
+            parts.append(f'<rect x="{label_width + cell_width * j}" y="{y}" width="{cell_width}" '
+                         f'height="{cell_height}" fill="{heat_colour(cell / scale)}" stroke="#fff" '
+                         f'stroke-width="0.5"><title>{tip}</title></rect>')
     parts += _heat_legend(header + cell_height * len(rows) + 12, label_width, largest, unit)
     parts.append("</svg>")
     figure = "".join(parts)

@@ -73,7 +73,8 @@ def check_drawing(tremor_plot):
     fills = {tip: fill for fill, tip in drawn}
     check(fills.get(f"n3, {DAYS[0]}: 40 s") == heat_colour(1.0) == "#%02x%02x%02x" % HEAT_STOPS[-1],
           f"the largest value has the scale's top colour: {fills.get(f'n3, {DAYS[0]}: 40 s')}")
-    check(fills.get(f"n1, {DAYS[0]}: 0 s") == "#%02x%02x%02x" % HEAT_STOPS[0], "a zero cell has the scale's bottom colour")
+    check(fills.get(f"n1, {DAYS[0]}: 0 s") == "#%02x%02x%02x" % HEAT_STOPS[0],
+          "a zero cell has the scale's bottom colour")
     middle = fills.get(f"n2, {DAYS[0]}: 1.5 s")
     check(middle not in (None, heat_colour(0.0), heat_colour(1.0)), f"a value between has a colour between: {middle}")
     check(">40 s</text>" in page and ">0 s</text>" in page and "colour: s" in page, "the scale shows its ends and unit")
@@ -87,15 +88,17 @@ def check_drawing(tremor_plot):
     page = render_view(hostile)
     for raw in ("<script>", "<i>", "<u>", "<b>", "a&b"):
         check(raw not in page, f"{raw!r} is escaped")
-    for shown in ("&lt;script&gt;alert(1)&lt;/script&gt;", "a&amp;b", "&lt;b&gt;caption&lt;/b&gt;", "&lt;u&gt;s&lt;/u&gt;"):
+    for shown in ("&lt;script&gt;alert(1)&lt;/script&gt;", "a&amp;b", "&lt;b&gt;caption&lt;/b&gt;",
+                  "&lt;u&gt;s&lt;/u&gt;"):
         check(shown in page, f"{shown!r} is shown")
 
     rows = [f"node{r:03d}" for r in range(200)]
     days = [f"2026-09-{d:02d}" if d <= 30 else f"day {d}" for d in range(1, 91)]
-    big = {"rows": rows, "columns": days, "values": [[float(r + d) for d in range(90)] for r in range(200)], "unit": "s"}
+    big = {"rows": rows, "columns": days, "unit": "s",
+           "values": [[float(r + d) for d in range(90)] for r in range(200)]}
     page = render_view({"title": "t", "marker": MARKER, "blocks": [{"heatmap": big}]})
-    sizes = {(float(w), float(h)) for w, h in re.findall(r'<rect x="[\d.]+" y="[\d.]+" width="([\d.]+)" height="([\d.]+)"',
-                                                         page)}
+    size_pattern = r'<rect x="[\d.]+" y="[\d.]+" width="([\d.]+)" height="([\d.]+)"'
+    sizes = {(float(w), float(h)) for w, h in re.findall(size_pattern, page)}
     check(len(cells(page)) == 200 * 90, "200 x 90 cells are drawn")
     check(sizes and all(w >= 8 and h >= 12 for w, h in sizes), f"cells at 200 x 90 are at least 8 x 12 pixels: {sizes}")
     svg_width = int(re.search(r'<svg [^>]*width="(\d+)"', page).group(1))
@@ -109,7 +112,8 @@ def check_drawing(tremor_plot):
     broken["blocks"][1]["heatmap"]["values"][0].append(1.0)
     result = draw(tremor_plot, json.dumps(broken))
     check(result.returncode == 2 and result.stdout == "" and "heatmap" in result.stderr,
-          f"values that do not match the labels are refused with status 2 ({result.returncode}: {result.stderr.strip()})")
+          "values that do not match the labels are refused with status 2 "
+          f"({result.returncode}: {result.stderr.strip()})")
 
 
 def check_screenshot(tremor_plot, directory, chromium):
@@ -129,8 +133,9 @@ def check_screenshot(tremor_plot, directory, chromium):
     if os.path.exists(shot):
         os.remove(shot)
     with tempfile.TemporaryDirectory() as profile:
-        chrome = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                                 "--disable-component-update", "--disable-sync", "--no-first-run",
+        chrome = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                                 "--no-first-run",
                                  f"--user-data-dir={profile}", f"--screenshot={shot}", "--window-size=1200,900",
                                  "file://" + os.path.abspath(page_path)], capture_output=True, text=True, timeout=90)
     if not check(os.path.exists(shot), f"Chromium wrote a screenshot: {chrome.stderr[-1500:]}"):

@@ -10,7 +10,7 @@ PATH: JSON reports, or directories searched recursively for them (a .json
 file that is not a Tremor report is skipped and named on stderr).
 Per node: the runs that used it, the runs in which the report's diagnosis
 names it among the slow nodes (diagnosis.slow_nodes), the time those runs
-lost to it (its lost_percent of the run time), its slow share, the lower
+waited for it (its stragglers.nodes impact_s, summed), its slow share, the lower
 bound of the 95 % Wilson interval of that share (at least 0), the fleet's
 baseline share (slow node-runs over all node-runs) and the score: Wilson lower
 bound minus the baseline share. Sorted by score, highest first; ties by more
@@ -66,7 +66,7 @@ def run_nodes(report):
 
 
 def read_runs(paths):
-    """{run key: (nodes, {slow node: lost seconds})}; reports of the same run count once."""
+    """{run key: (nodes, {slow node: seconds waited for it})}; reports of the same run count once."""
     runs = {}
     for path in report_files(paths):
         try:
@@ -80,10 +80,10 @@ def read_runs(paths):
         job = report.get("job") if isinstance(report.get("job"), dict) else {}
         job_key = f"{job.get('scheduler') or 'job'}:{job['id']}" if job.get("id") else None
         key = job_key or report.get("run_id") or report.get("output_file") or os.path.abspath(path)
-        run_time = report.get("run_time_s") or 0.0
-        slow = {}
-        for node in (report.get("diagnosis") or {}).get("slow_nodes") or []:
-            slow[node["hostname"]] = slow.get(node["hostname"], 0.0) + (node.get("lost_percent") or 0.0) / 100 * run_time
+        stragglers = (report.get("stragglers") or {}).get("nodes") or []
+        waits = {node.get("hostname"): node.get("impact_s") or 0.0 for node in stragglers}
+        slow = {node["hostname"]: waits.get(node["hostname"], 0.0)
+                for node in (report.get("diagnosis") or {}).get("slow_nodes") or []}
         runs[key] = (run_nodes(report) | set(slow), slow)
     return runs
 
@@ -122,8 +122,8 @@ def main():
     print("| node | runs | slow runs | slow share | Wilson 95 % low | score | lost s |")
     print("|---|---|---|---|---|---|---|")
     for row in ranking:
-        print(f"| {row['node']} | {row['runs']} | {row['slow_runs']} | {row['slow_share']:.3f} | {row['wilson_low']:.4f} "
-              f"| {row['score']:+.4f} | {row['lost_s']:.2f} |")
+        print(f"| {row['node']} | {row['runs']} | {row['slow_runs']} | {row['slow_share']:.3f} "
+              f"| {row['wilson_low']:.4f} | {row['score']:+.4f} | {row['lost_s']:.2f} |")
     return 0
 
 

@@ -46,8 +46,8 @@ DEMO_ARGUMENTS = ["-S", "-n", "150", "-u", "2000", "-k", "0", "-q"]
 DELAY = {"TREMOR_INJECT_CALLS": "coll", "TREMOR_INJECT_PROBABILITY": "0.5",
          "TREMOR_INJECT_MEAN_US": "15000", "TREMOR_INJECT_SD_US": "3000"}
 PRIORITY = ["nice", "-n", "5"]
-COLUMNS = ["job_id", "nodes", "planted_node", "background_node", "delayed_nodes", "injected_s", "exit", "report", "run_time_s",
-           "named_slow_nodes", "wall_s"]
+COLUMNS = ["job_id", "nodes", "planted_node", "background_node", "delayed_nodes", "injected_s", "exit", "report",
+           "run_time_s", "named_slow_nodes", "wall_s"]
 
 
 def plan(seed, jobs, slow_node, slow_share, once_node, background=0.0):
@@ -156,7 +156,8 @@ def main():
     commit = subprocess.run(["git", "-C", REPOSITORY, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
     facts = {"command": " ".join([os.path.relpath(sys.argv[0], REPOSITORY)] + sys.argv[1:]), "seed": opts.seed,
              "jobs": opts.jobs, "slow_node": opts.slow_node, "slow_share": opts.slow_share,
-             "once_node": opts.once_node, "background": opts.background, "commit": commit.strip(), "demo_arguments": DEMO_ARGUMENTS, "delay": DELAY,
+             "once_node": opts.once_node, "background": opts.background, "commit": commit.strip(),
+             "demo_arguments": DEMO_ARGUMENTS, "delay": DELAY,
              "start_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine_at_start": machine()}
     rows = []
     jobs = plan(opts.seed, opts.jobs, opts.slow_node, opts.slow_share, opts.once_node, opts.background)
