@@ -49,6 +49,9 @@ def disagreements(theirs, mine):
         for key in ("wilson_low", "baseline_share", "score"):
             if abs(a[key] - b[key]) > 1e-9:
                 found.append(f"{a['node']} {key}: tremor {a[key]!r}, independent {b[key]!r}")
+        # The database keeps each run's wait in whole milliseconds.
+        if abs(a["lost_s"] - b["lost_s"]) > 0.0005 * a["slow_runs"] + 1e-9:
+            found.append(f"{a['node']} lost_s: tremor {a['lost_s']!r}, independent {b['lost_s']!r}")
     return found
 
 
