@@ -156,10 +156,20 @@ def heatmap_figure(spec: dict) -> str:
         else f'<figure class="heatmap">{figure}</figure>'
 
 
+def _cell_marks(spec: dict) -> list[list[bool]] | None:
+    """A view table's marks per cell: "highlighted" holds them per cell, or
+    lists the indices of the rows whose every cell is marked (the fleet page's
+    nodes above the fleet's baseline)."""
+    marks = spec.get("highlighted")
+    if marks and all(isinstance(m, int) and not isinstance(m, bool) for m in marks):
+        return [[r in set(marks)] * len(row) for r, row in enumerate(spec["rows"])]
+    return marks
+
+
 def render_view(view: dict) -> str:
     """A page from a view: {"title", "marker", "blocks": [...]}, each block one of
     {"heading": text}, {"paragraph": text, "class": css class},
-    {"table": {"header", "rows", "highlighted", "text_columns"}} or
+    {"table": {"header", "rows", "highlighted" (per cell, or row indices), "text_columns"}} or
     {"heatmap": {"rows", "columns", "values" (rows x columns, numbers or null), "unit", "caption"}}."""
     body = [f"<h1>{escape(str(view['title']))}</h1>"]
     for block in view.get("blocks", []):
@@ -169,7 +179,7 @@ def render_view(view: dict) -> str:
             body.append(paragraph(str(block["paragraph"]), str(block.get("class", ""))))
         elif "table" in block:
             spec = block["table"]
-            body.append(table(spec["header"], spec["rows"], spec.get("highlighted"), int(spec.get("text_columns", 0))))
+            body.append(table(spec["header"], spec["rows"], _cell_marks(spec), int(spec.get("text_columns", 0))))
         elif "heatmap" in block:
             body.append(heatmap_figure(block["heatmap"]))
         else:

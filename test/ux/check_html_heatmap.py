@@ -11,8 +11,9 @@ coloured cell in the place of no value), one whose colours do not follow the
 values (the largest cell not the scale's top colour, a zero cell not its
 bottom colour), one without the unit on its scale or without every row and
 column label, one whose cells become unreadable (under 8 x 12 pixels) at 200
-nodes x 90 days, and one that draws values that do not match the labels
-instead of refusing the view with status 2.
+nodes x 90 days, one that draws values that do not match the labels
+instead of refusing the view with status 2, and one that refuses a table
+whose "highlighted" lists row indices (the fleet page's ranking).
 screenshot: the page of tremor-plot --view in headless Chromium; fails when
 the largest cells are not drawn in the scale's top colour (an SVG that
 Chromium does not render, cells of no size) or when the blank row is coloured.
@@ -104,6 +105,13 @@ def check_drawing(tremor_plot):
     svg_width = int(re.search(r'<svg [^>]*width="(\d+)"', page).group(1))
     check(svg_width <= 1100, f"200 x 90 fits the page's width: {svg_width} px")
     check(all(f">{label}</text>" in page for label in rows + days), "every row and column label at 200 x 90")
+
+    # The fleet page's ranking table marks whole rows by their index.
+    ranked = {"title": "t", "marker": MARKER, "blocks": [{"table": {
+        "header": ["node", "score"], "rows": [["n3", "0.29"], ["n6", "-0.06"]], "highlighted": [0], "text_columns": 1}}]}
+    page = render_view(ranked)
+    check('<td class="text differs">n3</td><td class="differs">0.29</td>' in page and
+          '<td class="text">n6</td><td>-0.06</td>' in page, "a table's rows marked by index are marked whole")
 
     result = draw(tremor_plot, json.dumps(view))
     check(result.returncode == 0 and MARKER in result.stdout and "<svg" in result.stdout,
