@@ -84,9 +84,10 @@ def main():
               f"{opts.once_node} not in the first 3": opts.once_node not in order[:3]}
     differ = disagreements(theirs, mine)
     commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    lines = [f"`tremor fleet nodes --json` of commit {commit.stdout.strip()} "
-             f"(index skipped {sum(line.startswith('tremor fleet: skipped ') for line in skipped)} files: the reports of Tremor 0.6.0, "
-             "whose run files it analysed):", ""] + table(theirs) + [
+    skipped_count = sum(line.startswith("tremor fleet: skipped ") for line in skipped)
+    lines = [f"`tremor fleet nodes --json` of commit {commit.stdout.strip()} (index skipped {skipped_count} files"
+             + (": reports without `hosts` or `run_id`, whose run files it analysed instead" if skipped_count else "")
+             + "):", ""] + table(theirs) + [
         "", f"score gap first to second: {gap:.4f}; {opts.once_node} is number "
             f"{order.index(opts.once_node) + 1 if opts.once_node in order else '-'} of {len(order)}", ""]
     lines += [f"- {claim}: {'yes' if held else 'NO'}" for claim, held in claims.items()]

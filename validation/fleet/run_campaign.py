@@ -16,8 +16,9 @@ sleeps the slowed node's rank before half of its collectives (15 +- 3 ms):
 time outside MPI that the other ranks wait for. The truth is the injector's
 logs (which ranks it delayed), never Tremor's output.
 Background (--background P, default 0): with probability P a job has one more
-node, drawn from its others, slowed alike: a fleet where any node is slow now
-and then, which the once-slowed node should not stand out from.
+node, drawn from its others (never the slow or the once-slowed node, so that
+those are slowed exactly as planted), slowed alike: a fleet where any node is
+slow now and then, which the once-slowed node should not stand out from.
 Workload: the bundled demo, 150 iterations of 2 ms of sleep (-S: the ranks
 leave the two CPUs to the machine's other work) and a collective each,
 MPICH, the job at nice 5.
@@ -54,8 +55,9 @@ def plan(seed, jobs, slow_node, slow_share, once_node, background=0.0):
     """Each job's nodes in rank order, its planted node (or None) and its
     background node (or None), from the seed alone. Background: with
     probability `background` a job has one more node slowed alike, drawn from
-    its other nodes (a fleet where any node is slow now and then); drawn apart,
-    so that the layouts and planted nodes do not depend on it."""
+    its other nodes but never the slow or the once-slowed node, which stay
+    slowed as planted (70 % of their jobs, once); drawn apart, so that the
+    layouts and planted nodes do not depend on it."""
     rng = random.Random(seed)
     layouts = [rng.sample(NAMES, NODES_PER_JOB) for _ in range(jobs)]
     with_slow = [j for j, nodes in enumerate(layouts) if slow_node in nodes]
@@ -66,7 +68,9 @@ def plan(seed, jobs, slow_node, slow_share, once_node, background=0.0):
     extra = {}
     for j, nodes in enumerate(layouts):
         if noise.random() < background:
-            extra[j] = noise.choice([n for n in nodes if n != planted.get(j)])
+            others = [n for n in nodes if n != planted.get(j) and n not in (slow_node, once_node)]
+            if others:
+                extra[j] = noise.choice(others)
     return [(f"job-{j + 1:04d}", nodes, planted.get(j), extra.get(j)) for j, nodes in enumerate(layouts)]
 
 
