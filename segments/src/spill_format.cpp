@@ -1,6 +1,5 @@
 // Encoding and decoding of the crash-recovery spill (docs/spill.md).
 #include <algorithm>
-#include <array>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -8,19 +7,12 @@
 #include <map>
 #include <system_error>
 
+#include "run_file_layout.hpp"
 #include "tremor/log_code.hpp"
 #include "tremor/spill.hpp"
 
 namespace tremor {
 namespace {
-
-// The job record's optional fields as header lines (absent when unknown).
-constexpr std::array<std::pair<const char*, std::optional<std::string> JobRecord::*>, 4> kSpillJobLines{{
-    {"job_name", &JobRecord::name},
-    {"job_user", &JobRecord::user},
-    {"job_nodelist", &JobRecord::nodelist},
-    {"job_step", &JobRecord::step},
-}};
 
 constexpr std::uint64_t kMultiplier = 0x100000001B3ULL * 0x9E3779B97F4A7C15ULL | 1ULL;
 
@@ -128,8 +120,8 @@ bool parse_text(std::string_view text, SpillHeader& h, std::string& error) {
   h.program = get("program");
   h.command_line = get("command_line");
   h.job_id = get("job_id");
-  h.job.scheduler = get("job_scheduler");
-  for (const auto& [key, member] : kSpillJobLines)
+  h.job.scheduler = get(layout::kJobSchedulerAttribute);
+  for (const auto& [key, member] : layout::kJobStrings)
     if (const auto it = single.find(key); it != single.end()) h.job.*member = it->second;
   h.tremor_version = get("tremor_version");
   h.mpi_flavour = get("mpi_flavour");
@@ -221,8 +213,9 @@ std::vector<char> encode_spill_header(const SpillHeader& h) {
   line("program", h.program);
   line("command_line", h.command_line);
   line("job_id", h.job_id);
-  if (!h.job.scheduler.empty()) line("job_scheduler", h.job.scheduler);
-  for (const auto& [key, member] : kSpillJobLines)
+  // The job record under the run file's attribute names, each only where known.
+  if (!h.job.scheduler.empty()) line(layout::kJobSchedulerAttribute, h.job.scheduler);
+  for (const auto& [key, member] : layout::kJobStrings)
     if (const auto& value = h.job.*member) line(key, *value);
   line("tremor_version", h.tremor_version);
   line("mpi_flavour", h.mpi_flavour);
