@@ -220,7 +220,7 @@ def check_run(folder, expected, failures):
     runs = glob.glob(os.path.join(folder, "*.h5"))
     if len(runs) != 1:
         failures.append(f"{folder}: expected one run file, found {runs}")
-        return
+        return None
     with h5py.File(runs[0], "r") as f:
         stored = {"id": text(f.attrs.get("job_id")), "scheduler": text(f.attrs.get("job_scheduler")),
                   "name": text(f.attrs.get("job_name")), "user": text(f.attrs.get("job_user")),
@@ -238,20 +238,23 @@ def check_run(folder, expected, failures):
     # Each run is one step of the job (mpiexec's proxies are started by srun).
     if not (step or "").isdigit() or not isinstance(job, dict) or job.get("step") != step:
         failures.append(f"{runs[0]}: job step {step!r} / {job.get('step') if isinstance(job, dict) else None!r}")
+    return step
 
 
-def check_fleet(opts, tmp, job_id, failures):
-    """The epilog indexed the job: `tremor fleet runs --json` keys it slurm:<id>."""
-    listed = subprocess.run([opts.tremor, "fleet", "runs", "--db", os.path.join(tmp, "fleet.db"), "--json"],
-                            capture_output=True, text=True, timeout=30)
-    if listed.returncode != 0:
-        failures.append(f"tremor fleet runs: exit {listed.returncode}: {listed.stderr.strip()[-400:]}; "
-                        f"epilog log: {log_tail(os.path.join(tmp, 'epilog.log'))}")
+def check_fleet(opts, tmp, cluster, job_id, step, failures):
+    """The epilog indexed the job's folder: `tremor fleet show <node> --json`
+    lists the run keyed slurm:<id> (.<step> where the step is known)."""
+    shown = subprocess.run([opts.tremor, "fleet", "show", cluster.host, "--db", os.path.join(tmp, "fleet.db"),
+                            "--json"], capture_output=True, text=True, timeout=30)
+    epilog = log_tail(os.path.join(tmp, "epilog.log"))
+    if shown.returncode != 0:
+        failures.append(f"tremor fleet show {cluster.host}: exit {shown.returncode}: {shown.stderr.strip()[-400:]}; "
+                        f"epilog log: {epilog}")
         return
-    text_out = listed.stdout
-    if f'"slurm:{job_id}"' not in text_out:
-        failures.append(f"tremor fleet runs --json does not key the job as slurm:{job_id}: {text_out[:600]}; "
-                        f"epilog log: {log_tail(os.path.join(tmp, 'epilog.log'))}")
+    keys = [row.get("run") for row in json.loads(shown.stdout)]
+    wanted = {f"slurm:{job_id}", f"slurm:{job_id}.{step}"}
+    if not wanted.intersection(keys):
+        failures.append(f"the epilog's index does not key the job as slurm:{job_id}: runs {keys}; epilog log: {epilog}")
 
 
 def run_checks(opts, cluster, tmp, runs):
@@ -280,7 +283,7 @@ def run_checks(opts, cluster, tmp, runs):
                         f"expected {prolog_said!r}")
     expected = {"id": job_id, "scheduler": "slurm", "name": JOB_NAME, "user": pwd.getpwuid(os.getuid()).pw_name,
                 "nodelist": cluster.host}
-    check_run(os.path.join(runs, job_id), expected, failures)
+    step = check_run(os.path.join(runs, job_id), expected, failures)
     check_run(os.path.join(out, "srun"), expected, failures)
     left = os.listdir(os.path.join(out, "disabled"))
     if left:
@@ -290,7 +293,7 @@ def run_checks(opts, cluster, tmp, runs):
     if said:
         failures.append(f"TREMOR_DISABLE=1: Tremor still printed {said[:3]}")
     if opts.fleet:
-        check_fleet(opts, tmp, job_id, failures)
+        check_fleet(opts, tmp, cluster, job_id, step, failures)
     return failures
 
 
