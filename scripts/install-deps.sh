@@ -9,6 +9,7 @@ packages=(
   ccache     # the second MPI flavour's build reuses the MPI-free objects (scripts/build.sh)
   mpich libmpich-dev
   libpapi-dev libhdf5-dev
+  libsqlite3-dev   # `tremor fleet`: the fleet database
   libboost-math-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
   python3 python3-h5py python3-numpy   # scripts/demo_truth.py reads the run and the injector's logs
 )

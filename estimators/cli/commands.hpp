@@ -78,5 +78,7 @@ void register_compare(CLI::App& app);
 void register_export(CLI::App& app);
 // `tremor watch`: a running job followed through its spill files (cli_watch.cpp).
 void register_watch(CLI::App& app);
+// `tremor fleet`: many runs in one database; the nodes that slow jobs down (cli_fleet.cpp).
+void register_fleet(CLI::App& app);
 
 }  // namespace tremor::cli

@@ -24,6 +24,7 @@ constexpr Registration kCommandRegistrations[] = {
     &tremor::cli::register_compare,
     &tremor::cli::register_export,
     &tremor::cli::register_watch,
+    &tremor::cli::register_fleet,
 #endif
 };
 // clang-format on

@@ -252,6 +252,7 @@ def check_fleet(opts, tmp, cluster, job_id, step, failures):
                         f"epilog log: {epilog}")
         return
     keys = [row.get("run") for row in json.loads(shown.stdout)]
+    print(f"tremor fleet show {cluster.host}: runs {keys}")
     wanted = {f"slurm:{job_id}", f"slurm:{job_id}.{step}"}
     if not wanted.intersection(keys):
         failures.append(f"the epilog's index does not key the job as slurm:{job_id}: runs {keys}; epilog log: {epilog}")

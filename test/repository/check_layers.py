@@ -27,7 +27,9 @@ import tempfile
 LAYERS = [
     ("interpose", ["interpose/"],
      ["analysis", "statistics", "json-text", "segments", "config", "counters", "injector-interface"]),
-    ("cli", ["estimators/cli/"], ["analysis", "statistics", "json-text", "segments", "config", "injector-interface"]),
+    ("cli", ["estimators/cli/"],
+     ["analysis", "fleet", "statistics", "json-text", "segments", "config", "injector-interface"]),
+    ("fleet", ["estimators/fleet/"], []),
     ("analysis", ["estimators/analysis/"], ["statistics", "json-text", "segments", "config"]),
     ("injector", ["injector/"], ["injector-interface"]),
     ("statistics", ["estimators/statistics/"], []),

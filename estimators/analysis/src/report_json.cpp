@@ -237,6 +237,39 @@ json job_json(const RunMetadata& meta) {
           {"step", text(job.step)}};
 }
 
+// The run's hosts in node-id order (each node's first rank's hostname).
+json hosts_json(const RunData& run) {
+  std::vector<std::string> hosts;
+  for (const RankInfo& rank : run.ranks) {
+    if (rank.node_id < 0) continue;
+    const auto node = static_cast<std::size_t>(rank.node_id);
+    if (node >= hosts.size()) hosts.resize(node + 1);
+    if (hosts[node].empty()) hosts[node] = rank.hostname;
+  }
+  return hosts;
+}
+
+// The application's file name: node 0's resolved binary, else the command line's first word.
+json application_json(const RunData& run) {
+  std::string path;
+  if (run.environment.recorded()) path = run.environment.nodes.front().fact("binary_path");
+  if (path.empty() || path.starts_with("unknown"))
+    path = run.meta.command_line.substr(0, run.meta.command_line.find(' '));
+  const std::string name = path.substr(path.find_last_of('/') + 1);
+  return name.empty() ? json(nullptr) : json(name);
+}
+
+// A run's id from its content, not its file name, so that the run file and
+// its report give the same id wherever they lie: rank 0's MPI_Init exit
+// (UTC, ms), rank 0's host and the world size ("20261207T101500.123Z-n01-64").
+std::string run_id_text(const RunData& run) {
+  const json start = utc_text(run.meta.start_time_unix);
+  std::string stamp = start.is_string() ? start.get<std::string>() : std::string("unknown");
+  std::erase_if(stamp, [](char c) { return c == '-' || c == ':'; });
+  const std::string host = run.ranks.empty() ? std::string("unknown") : run.ranks.front().hostname;
+  return stamp + "-" + host + "-" + std::to_string(run.meta.world_size);
+}
+
 }  // namespace
 
 json report_json(const RunData& run, const RunAnalysis& analysis, const std::string& output_file) {
@@ -250,6 +283,10 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
       {"schema_version", kReportSchemaVersion},
       {"tremor_version", run.meta.tremor_version},
       {"output_file", output_file},
+      {"run_id", run_id_text(run)},
+      {"start_utc", utc_text(run.meta.start_time_unix)},
+      {"hosts", hosts_json(run)},
+      {"application", application_json(run)},
       {"partial", run.meta.partial},
       {"partial_reason", run.meta.partial ? json(run.meta.partial_reason) : json(nullptr)},
       {"estimate_possible", ok},
