@@ -30,7 +30,8 @@ void warn_unknown_names(Recorder& recorder) {
     const std::string_view text(*entry);
     if (text.starts_with("TREMOR_")) names.emplace_back(text.substr(0, text.find('=')));
   }
-  std::vector<std::string_view> injector_names;
+  // The injector's settings and TREMOR_DISABLE (read here, not a setting).
+  std::vector<std::string_view> injector_names{"TREMOR_DISABLE"};
   for (const inject::SettingInfo& setting : inject::kSettings) injector_names.push_back(setting.name);
   for (const std::string& message : unknown_name_messages(names, injector_names)) recorder.warn0(message);
   // The TREMOR_CONFIG file's names (its other problems load_config said);

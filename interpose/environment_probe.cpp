@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -405,6 +406,52 @@ std::vector<EnvironmentFact> performance_variables(const char* const* environmen
   }
   std::ranges::sort(variables);
   return variables;
+}
+
+namespace {
+
+// Each scheduler's variables; nullptr where it has no standard one.
+struct SchedulerVariables {
+  const char* scheduler;
+  const char* id;
+  const char* name;
+  const char* user;
+  const char* nodelist;
+  const char* step;
+};
+constexpr std::array<SchedulerVariables, 5> kSchedulers{{
+    {"slurm", "SLURM_JOB_ID", "SLURM_JOB_NAME", "SLURM_JOB_USER", "SLURM_JOB_NODELIST", "SLURM_STEP_ID"},
+    {"pbs", "PBS_JOBID", "PBS_JOBNAME", nullptr, nullptr, nullptr},
+    {"lsf", "LSB_JOBID", "LSB_JOBNAME", nullptr, nullptr, nullptr},
+    {"flux", "FLUX_JOB_ID", nullptr, nullptr, nullptr, nullptr},
+    {"cobalt", "COBALT_JOBID", nullptr, nullptr, nullptr, nullptr},
+}};
+
+// NAME's non-empty value in an environ-style array.
+std::optional<std::string> variable(const char* const* environment, const char* name) {
+  if (name == nullptr) return std::nullopt;
+  const std::string_view wanted(name);
+  for (const char* const* entry = environment; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    if (text.size() > wanted.size() + 1 && text.starts_with(wanted) && text[wanted.size()] == '=')
+      return std::string(text.substr(wanted.size() + 1));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+SchedulerJob scheduler_job(const char* const* environment, const std::string& process_user) {
+  for (const SchedulerVariables& names : kSchedulers) {
+    auto id = variable(environment, names.id);
+    if (!id) continue;
+    SchedulerJob job{std::move(*id), JobRecord{names.scheduler, variable(environment, names.name),
+                                               variable(environment, names.user), variable(environment, names.nodelist),
+                                               variable(environment, names.step)}};
+    if (!job.record.user && !process_user.empty()) job.record.user = process_user;
+    return job;
+  }
+  return {};
 }
 
 std::string hdf5_library_version() {

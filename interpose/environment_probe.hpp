@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tremor/environment.hpp"
+#include "tremor/run_data.hpp"
 
 namespace tremor::environment_probe {
 
@@ -47,6 +48,16 @@ std::string current_affinity();
 bool is_performance_variable(std::string_view name);
 // From an environ-style array ("NAME=value", null-terminated), sorted by name.
 std::vector<EnvironmentFact> performance_variables(const char* const* environment);
+
+// The batch job from an environ-style array: the first scheduler whose job id
+// is set (Slurm, PBS, LSF, Flux, Cobalt) with the name, user, node list and
+// step it sets; the user falls back to `process_user`. No job id: id "" and
+// scheduler "".
+struct SchedulerJob {
+  std::string id;
+  JobRecord record;
+};
+SchedulerJob scheduler_job(const char* const* environment, const std::string& process_user);
 
 std::string hdf5_library_version();  // H5get_libversion of the loaded library
 

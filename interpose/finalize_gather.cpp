@@ -477,6 +477,7 @@ RunData FinalizeGather::assemble() {
   meta.counter_events = recorder_.counter().events();
   meta.counter_unit = recorder_.counter().unit();
   meta.job_id = job_id();
+  meta.job = job_record();
   meta.start_time_unix = recorder_.start_time_unix();
   meta.end_time_unix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   meta.run_time_s = b.summary.longest_elapsed_s;

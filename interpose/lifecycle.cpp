@@ -2,7 +2,7 @@
 // names, which Fortran bindings call directly): the recorder starts when
 // initialisation succeeded, hands over to the finalize driver before the MPI
 // library shuts down, and ends the spill before an abort. A process that
-// never calls MPI_Init stays inert.
+// never calls MPI_Init stays inert, and so does one with TREMOR_DISABLE=1.
 #include <mpi.h>
 
 #include <atomic>
@@ -38,7 +38,7 @@ int start_after_init(int* argc, char*** argv) {
   static const auto real = reinterpret_cast<InitFn>(real_mpi_call("PMPI_Init"));
   if (!real) return MPI_ERR_INTERN;
   const int rc = real(argc, argv);
-  if (rc == MPI_SUCCESS && !forward_only()) begin_recording();
+  if (rc == MPI_SUCCESS && !forward_only() && !disabled_by_environment()) begin_recording();
   return rc;
 }
 
@@ -46,7 +46,7 @@ int start_after_init_thread(int* argc, char*** argv, int required, int* provided
   static const auto real = reinterpret_cast<InitThreadFn>(real_mpi_call("PMPI_Init_thread"));
   if (!real) return MPI_ERR_INTERN;
   const int rc = real(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS && !forward_only()) begin_recording();
+  if (rc == MPI_SUCCESS && !forward_only() && !disabled_by_environment()) begin_recording();
   return rc;
 }
 

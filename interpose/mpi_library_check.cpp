@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "process_facts.hpp"
 #include "wrapper_support.hpp"
 
 namespace tremor::interpose {
@@ -192,7 +193,7 @@ void* g_program_mpi = nullptr;
     if (runs.handle != nullptr) dlclose(runs.handle);
     return;
   }
-  if (first_or_unknown_rank()) {
+  if (first_or_unknown_rank() && !disabled_by_environment()) {
     const std::string line = "[tremor] this program runs " + std::string(display_name(runs.flavour)) + " (" +
                              runs.path + ") but " + std::string(library_name(built)) + " is built for " +
                              std::string(display_name(built)) + ": Tremor records nothing in this run; preload " +

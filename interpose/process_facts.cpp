@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <mpi.h>
+#include <pwd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,8 +15,27 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <string_view>
+
+#include "environment_probe.hpp"
+
+extern char** environ;
 
 namespace tremor::interpose {
+namespace {
+
+// The process's user name, else its uid.
+std::string process_user() {
+  std::array<char, 4096> buffer{};
+  passwd entry{};
+  passwd* found = nullptr;
+  const uid_t uid = ::geteuid();
+  if (getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr && found->pw_name)
+    return found->pw_name;
+  return std::to_string(uid);
+}
+
+}  // namespace
 
 std::string read_command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
@@ -24,11 +45,13 @@ std::string read_command_line() {
   return raw;
 }
 
-std::string job_id() {
-  for (const char* name : {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "COBALT_JOBID"}) {
-    if (const char* value = std::getenv(name); value && *value) return value;
-  }
-  return {};
+std::string job_id() { return environment_probe::scheduler_job(environ, {}).id; }
+
+JobRecord job_record() { return environment_probe::scheduler_job(environ, process_user()).record; }
+
+bool disabled_by_environment() {
+  const char* value = std::getenv("TREMOR_DISABLE");
+  return value != nullptr && *value != '\0' && std::string_view(value) != "0";
 }
 
 std::string mpi_library_version() {

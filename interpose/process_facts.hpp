@@ -2,10 +2,16 @@
 #pragma once
 #include <string>
 
+#include "tremor/run_data.hpp"
+
 namespace tremor::interpose {
 
 std::string read_command_line();    // /proc/self/cmdline, arguments joined by spaces
 std::string job_id();               // from the batch system, else ""
+JobRecord job_record();             // the rest of the job's record (environment_probe::scheduler_job)
+// TREMOR_DISABLE set to anything but "" or "0": the library records nothing
+// and prints nothing (a site's module may preload it for every job).
+bool disabled_by_environment();
 std::string mpi_library_version();  // first line of MPI_Get_library_version
 std::string processor_name();       // MPI_Get_processor_name
 

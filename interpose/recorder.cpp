@@ -448,6 +448,7 @@ void Recorder::open_spill() noexcept {
     header.program = program_invocation_short_name;
     header.command_line = read_command_line();
     header.job_id = job_id();
+    header.job = job_record();
     header.tremor_version = TREMOR_VERSION;
     header.mpi_flavour = TREMOR_MPI_FLAVOUR;
     header.mpi_library_version = mpi_library_version();

@@ -24,6 +24,7 @@ if [ "${1:-}" = --tests ]; then
     valgrind   # callgrind: scripts/bench-overhead.sh --callgrind
     elk-lapw   # a real Fortran MPI application (Open MPI): coverage tests, campaigns
     mocassin   # a real Fortran MPI application (MPICH): interference campaign
+    slurm-wlm munge   # a real single-host Slurm: integration.slurm_job (docs/slurm.md)
   )
 elif [ $# -gt 0 ]; then
   echo "usage: $0 [--tests]" >&2

@@ -37,6 +37,15 @@ inline constexpr std::array<std::string_view, kCounterKinds.size()> kCounterKind
 static_assert(static_cast<std::size_t>(CounterKind::papi) == 0 &&
               static_cast<std::size_t>(CounterKind::thread_cputime) == 1 &&
               static_cast<std::size_t>(CounterKind::thread_oncpu) == 2);
+// The job record beyond /@job_id: each attribute only where the scheduler
+// set it (files without them read as no scheduler, fields unknown).
+inline constexpr const char* kJobSchedulerAttribute = "job_scheduler";
+inline constexpr std::array kJobStrings = {
+    std::pair{"job_name", &JobRecord::name},
+    std::pair{"job_user", &JobRecord::user},
+    std::pair{"job_nodelist", &JobRecord::nodelist},
+    std::pair{"job_step", &JobRecord::step},
+};
 inline constexpr const char* kPartialAttribute = "partial";
 inline constexpr const char* kPartialReasonAttribute = "partial_reason";  // only when partial
 inline constexpr const char* kCounterEvents = "/counter_events";

@@ -51,6 +51,21 @@ bool read_counter_source(hid_t root, CounterKind& kind, std::string& error) {
   return true;
 }
 
+// Only the attributes present: the job record is written where known.
+bool read_job(hid_t root, JobRecord& job, std::string& error) {
+  job = JobRecord{};
+  if (H5Aexists(root, layout::kJobSchedulerAttribute) > 0 &&
+      !hdf5::read_string_attribute(root, layout::kJobSchedulerAttribute, job.scheduler, error))
+    return false;
+  for (const auto& [name, member] : layout::kJobStrings) {
+    if (H5Aexists(root, name) <= 0) continue;
+    std::string value;
+    if (!hdf5::read_string_attribute(root, name, value, error)) return false;
+    job.*member = std::move(value);
+  }
+  return true;
+}
+
 bool read_metadata(hid_t file, RunMetadata& meta, std::string& error) {
   Handle root(H5Gopen2(file, "/", H5P_DEFAULT), H5Gclose);
   if (!root.valid()) return fail(error, "cannot open the root group");
@@ -78,6 +93,7 @@ bool read_metadata(hid_t file, RunMetadata& meta, std::string& error) {
   if (H5Aexists(root.get(), layout::kPartialReasonAttribute) > 0 &&
       !hdf5::read_string_attribute(root.get(), layout::kPartialReasonAttribute, meta.partial_reason, error))
     return false;
+  if (!read_job(root.get(), meta.job, error)) return false;
   if (!validate_run_metadata(meta, error)) return false;
   std::vector<std::string> names, values;
   if (!hdf5::read_strings(file, layout::kCounterEvents, meta.counter_events, error) ||

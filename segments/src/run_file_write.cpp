@@ -19,6 +19,14 @@ namespace {
 using hdf5::column;
 using hdf5::Handle;
 
+bool write_job(hid_t root, const JobRecord& job, std::string& error) {
+  if (job.scheduler.empty()) return true;
+  bool ok = hdf5::write_string_attribute(root, layout::kJobSchedulerAttribute, job.scheduler, error);
+  for (const auto& [name, member] : layout::kJobStrings)
+    if (const auto& value = job.*member) ok = ok && hdf5::write_string_attribute(root, name, *value, error);
+  return ok;
+}
+
 bool write_metadata(hid_t file, const RunMetadata& meta, std::string& error) {
   Handle root(H5Gopen2(file, "/", H5P_DEFAULT), H5Gclose);
   const std::int32_t version = kSchemaVersion;  // always the version this code writes
@@ -34,6 +42,7 @@ bool write_metadata(hid_t file, const RunMetadata& meta, std::string& error) {
   const auto counter_source = static_cast<std::uint8_t>(meta.counter_source);
   ok = ok && counter_kind.valid() &&
        hdf5::write_attribute(root.get(), layout::kCounterSourceAttribute, counter_kind.get(), &counter_source, error);
+  ok = ok && write_job(root.get(), meta.job, error);
   const std::uint8_t partial = meta.partial ? 1 : 0;
   ok = ok && hdf5::write_attribute(root.get(), layout::kPartialAttribute, H5T_NATIVE_UINT8, &partial, error);
   if (meta.partial) {

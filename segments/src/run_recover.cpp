@@ -182,6 +182,7 @@ std::optional<RecoveredRun> recover_run(const std::vector<SpillFile>& files, std
   meta.counter_events = root.counter_events;
   meta.counter_unit = root.counter_unit;
   meta.job_id = root.job_id;
+  meta.job = root.job;
   meta.start_time_unix = root.start_time_unix;
   meta.run_time_s = longest;
   meta.end_time_unix = root.start_time_unix + longest;  // the last boundary every rank reached

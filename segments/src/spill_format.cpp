@@ -7,6 +7,7 @@
 #include <map>
 #include <system_error>
 
+#include "run_file_layout.hpp"
 #include "tremor/log_code.hpp"
 #include "tremor/spill.hpp"
 
@@ -119,6 +120,9 @@ bool parse_text(std::string_view text, SpillHeader& h, std::string& error) {
   h.program = get("program");
   h.command_line = get("command_line");
   h.job_id = get("job_id");
+  h.job.scheduler = get(layout::kJobSchedulerAttribute);
+  for (const auto& [key, member] : layout::kJobStrings)
+    if (const auto it = single.find(key); it != single.end()) h.job.*member = it->second;
   h.tremor_version = get("tremor_version");
   h.mpi_flavour = get("mpi_flavour");
   h.mpi_library_version = get("mpi_library_version");
@@ -209,6 +213,10 @@ std::vector<char> encode_spill_header(const SpillHeader& h) {
   line("program", h.program);
   line("command_line", h.command_line);
   line("job_id", h.job_id);
+  // The job record under the run file's attribute names, each only where known.
+  if (!h.job.scheduler.empty()) line(layout::kJobSchedulerAttribute, h.job.scheduler);
+  for (const auto& [key, member] : layout::kJobStrings)
+    if (const auto& value = h.job.*member) line(key, *value);
   line("tremor_version", h.tremor_version);
   line("mpi_flavour", h.mpi_flavour);
   line("mpi_library_version", h.mpi_library_version);

@@ -14,6 +14,9 @@ CAPABILITIES = {
     "no-unshare": "no root, or unshare --uts --mount is refused: no UTS namespaces for fake nodes",
     "few-cores": "fewer CPUs than the test's ranks",
     "no-chromium": "no Chromium to render the page",
+    "no-slurm": "Slurm's daemons cannot start here: slurm-wlm or munge not installed "
+                "(scripts/install-deps.sh --tests), no root for slurmd, or munged, slurmctld or slurmd "
+                "refusing to start",
     "no-hatchet": "LLNL's Hatchet is not importable (Debian has no package of it): "
                   "tremor.hatchet.graphframe cannot be built",
 }

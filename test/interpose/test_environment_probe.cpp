@@ -235,3 +235,36 @@ TEST_CASE("binary facts, affinity and the performance variables", "[environment]
   CHECK(variables == expected);
   CHECK(probe::performance_variables(nullptr).empty());
 }
+
+// Fails a probe that takes a later scheduler's id before Slurm's, leaves the
+// user unset instead of the process's, reads "SLURM_JOB_NAMEX" as the name,
+// or makes a job from an empty id.
+TEST_CASE("scheduler_job reads the job from the scheduler's variables", "[environment]") {
+  const char* slurm[] = {"PBS_JOBID=99.pbs",      "SLURM_JOB_NAMEX=wrong", "SLURM_JOB_ID=1234",
+                         "SLURM_JOB_NAME=cfd",    "SLURM_JOB_USER=alice",  "SLURM_JOB_NODELIST=node[01-04]",
+                         "SLURM_STEP_ID=0",       nullptr};
+  const probe::SchedulerJob job = probe::scheduler_job(slurm, "root");
+  CHECK(job.id == "1234");
+  CHECK(job.record == tremor::JobRecord{"slurm", "cfd", "alice", "node[01-04]", "0"});
+
+  const char* batch_step[] = {"SLURM_JOB_ID=7", "SLURM_JOB_NODELIST=n1", nullptr};
+  CHECK(probe::scheduler_job(batch_step, "bob").record ==
+        tremor::JobRecord{"slurm", std::nullopt, "bob", "n1", std::nullopt});
+
+  const char* pbs[] = {"SLURM_JOB_ID=", "PBS_JOBID=99.pbs", "PBS_JOBNAME=solver", nullptr};
+  const probe::SchedulerJob pbs_job = probe::scheduler_job(pbs, "carol");
+  CHECK(pbs_job.id == "99.pbs");
+  CHECK(pbs_job.record == tremor::JobRecord{"pbs", "solver", "carol", std::nullopt, std::nullopt});
+
+  const char* lsf[] = {"LSB_JOBID=5", "LSB_JOBNAME=a", nullptr};
+  CHECK(probe::scheduler_job(lsf, "").record == tremor::JobRecord{"lsf", "a", std::nullopt, std::nullopt, std::nullopt});
+  const char* flux[] = {"FLUX_JOB_ID=f2x", nullptr};
+  CHECK(probe::scheduler_job(flux, "u").id == "f2x");
+  CHECK(probe::scheduler_job(flux, "u").record.scheduler == "flux");
+
+  const char* none[] = {"HOME=/root", "SLURM_NTASKS=4", nullptr};
+  const probe::SchedulerJob no_job = probe::scheduler_job(none, "root");
+  CHECK(no_job.id.empty());
+  CHECK(no_job.record == tremor::JobRecord{});
+  CHECK(probe::scheduler_job(nullptr, "root").record == tremor::JobRecord{});
+}

@@ -36,6 +36,7 @@ void require_equal(const RunData& a, const RunData& b) {
   CHECK(a.meta.counter_events == b.meta.counter_events);
   CHECK(a.meta.counter_unit == b.meta.counter_unit);
   CHECK(a.meta.job_id == b.meta.job_id);
+  CHECK(a.meta.job == b.meta.job);
   CHECK(a.meta.start_time_unix == b.meta.start_time_unix);
   CHECK(a.meta.end_time_unix == b.meta.end_time_unix);
   CHECK(a.meta.run_time_s == b.meta.run_time_s);
@@ -127,6 +128,26 @@ TEST_CASE("write_run -> read_run round trip preserves every field", "[hdf5]") {
     INFO(error);
     REQUIRE(back.has_value());
     require_equal(run, *back);
+  }
+}
+
+// Fails a writer that drops a field, or a reader that reads an absent
+// attribute as "" instead of unknown.
+TEST_CASE("the job record round-trips, its unknown fields stay unknown", "[hdf5]") {
+  TempDir dir;
+  tremor::JobRecord full{"slurm", "cfd run", "alice", "node[01-04]", "0"};
+  tremor::JobRecord some{"pbs", "solver", std::nullopt, std::nullopt, std::nullopt};
+  int n = 0;
+  for (const tremor::JobRecord& job : {full, some, tremor::JobRecord{}}) {
+    RunData run = tremor::test::sample_run(3, 5);
+    run.meta.job = job;
+    const fs::path file = dir.path() / ("job-" + std::to_string(n++) + ".h5");
+    std::string error;
+    REQUIRE(tremor::write_run(file, run, error));
+    const auto back = tremor::read_run(file, error);
+    INFO(error);
+    REQUIRE(back.has_value());
+    CHECK(back->meta.job == job);
   }
 }
 

@@ -354,3 +354,24 @@ TEST_CASE("recovery carries each rank's environment from its spill header") {
   CHECK(env.differences[0].rank == 1);
   CHECK(env.differences[0].value == "2");
 }
+
+// Fails a header that drops a job line, reads an absent one as "", or a
+// recovery that leaves the job out of the recovered run.
+TEST_CASE("the job record goes through the spill header into the recovered run") {
+  const tremor::JobRecord job{"slurm", "cfd", "alice", "node[01-02]", std::nullopt};
+  std::vector<tremor::SpillFile> files;
+  for (int rank = 0; rank < 2; ++rank) {
+    SpillHeader h = header_for(rank, 2);
+    h.job_id = "77";
+    h.job = job;
+    files.push_back(parsed(spill_bytes(h, 6)));
+  }
+  CHECK(files[0].header.job == job);
+  CHECK(parsed(spill_bytes(header_for(0, 1), 2)).header.job == tremor::JobRecord{});
+  std::string error;
+  const auto recovered = tremor::recover_run(files, error);
+  INFO(error);
+  REQUIRE(recovered);
+  CHECK(recovered->run.meta.job_id == "77");
+  CHECK(recovered->run.meta.job == job);
+}

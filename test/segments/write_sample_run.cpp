@@ -13,7 +13,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string error;
-  if (!tremor::write_run(argv[1], tremor::test::sample_run(), error)) {
+  // Every documented item present: the job attributes are written only where known.
+  tremor::RunData run = tremor::test::sample_run();
+  run.meta.job = {"slurm", "sample", "alice", "node[01-02]", "0"};
+  if (!tremor::write_run(argv[1], run, error)) {
     std::fprintf(stderr, "%s\n", error.c_str());
     return 1;
   }

@@ -222,6 +222,21 @@ json classification_json() {
           {"logistic_midpoint_percent", logistic.midpoint}};
 }
 
+// The batch job (docs/report.md): null when no scheduler is known (no job,
+// or a file written before the job record); a field the scheduler did not
+// set is null.
+json job_json(const RunMetadata& meta) {
+  const JobRecord& job = meta.job;
+  if (job.scheduler.empty()) return nullptr;
+  auto text = [](const std::optional<std::string>& value) { return value ? json(*value) : json(nullptr); };
+  return {{"scheduler", job.scheduler},
+          {"id", meta.job_id.empty() ? json(nullptr) : json(meta.job_id)},
+          {"name", text(job.name)},
+          {"user", text(job.user)},
+          {"nodelist", text(job.nodelist)},
+          {"step", text(job.step)}};
+}
+
 // The run's hosts in node-id order (each node's first rank's hostname).
 json hosts_json(const RunData& run) {
   std::vector<std::string> hosts;
@@ -311,6 +326,7 @@ json report_json(const RunData& run, const RunAnalysis& analysis, const std::str
       {"probability_high", ok ? number(analysis.probability_high) : json(nullptr)},
       {"classification", classification_json()},
       {"run_time_s", number(analysis.run_time_s)},
+      {"job", job_json(run.meta)},
       {"world_size", run.meta.world_size},
       {"node_count", run.meta.node_count},
       {"segments", analysis.segment_count},

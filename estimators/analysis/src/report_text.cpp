@@ -60,6 +60,15 @@ void measured_line(std::ostringstream& out, const RunData& run, const RunAnalysi
   wrap(out, text);
 }
 
+// "Job 1234 (name) on node[01-04]" from the scheduler's record; "" without one.
+std::string job_line(const RunMetadata& meta) {
+  if (meta.job.scheduler.empty() || meta.job_id.empty()) return {};
+  std::string line = "Job " + meta.job_id;
+  if (meta.job.name) line += " (" + *meta.job.name + ")";
+  if (meta.job.nodelist) line += " on " + *meta.job.nodelist;
+  return line;
+}
+
 void header(std::ostringstream& out, const RunData& run, const RunAnalysis& analysis, const std::string& file) {
   out << "=== Tremor: interference report (full) " << std::string(kWidth - 40, '=') << '\n';
   if (run.meta.partial) {
@@ -110,6 +119,7 @@ void header(std::ostringstream& out, const RunData& run, const RunAnalysis& anal
                    counted(static_cast<std::size_t>(std::max(0, run.meta.node_count)), "node", "nodes").c_str(),
                    counted(analysis.segment_count, "segment", "segments").c_str(), rate,
                    std::string(to_string(run.meta.counter_source)).c_str()));
+  if (const std::string job = job_line(run.meta); !job.empty()) wrap(out, job);
   if (!file.empty()) wrap(out, "Data: " + file);
 }
 

@@ -66,6 +66,18 @@ struct RankInfo {
   double injected_s = std::numeric_limits<double>::quiet_NaN();
 };
 
+// The batch job the run belongs to, from the scheduler's variables on the
+// root (its id is RunMetadata::job_id). A field the scheduler does not set
+// is nullopt; scheduler is "" when no scheduler's job id was set.
+struct JobRecord {
+  std::string scheduler;  // slurm | pbs | lsf | flux | cobalt
+  std::optional<std::string> name;
+  std::optional<std::string> user;      // the scheduler's, else the process's
+  std::optional<std::string> nodelist;  // Slurm's compact form, e.g. node[01-04]
+  std::optional<std::string> step;      // Slurm's step id
+  bool operator==(const JobRecord&) const = default;
+};
+
 struct RunMetadata {
   std::string tremor_version;
   std::int32_t schema_version = kSchemaVersion;
@@ -78,6 +90,7 @@ struct RunMetadata {
   std::vector<std::string> counter_events;
   std::string counter_unit;      // "instructions", "ns of CPU time", event unit
   std::string job_id;            // from the batch system, else ""
+  JobRecord job;                 // the rest of the job's record
   double start_time_unix = 0.0;  // MPI_Init exit on rank 0
   double end_time_unix = 0.0;    // MPI_Finalize entry on rank 0
   double run_time_s = 0.0;       // init exit to finalize entry, max over ranks

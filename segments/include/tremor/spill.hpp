@@ -115,6 +115,7 @@ struct SpillHeader {
   std::string program;
   std::string command_line;
   std::string job_id;
+  JobRecord job;  // job_* lines, each only where known
   std::string tremor_version;
   std::string mpi_flavour;
   std::string mpi_library_version;
