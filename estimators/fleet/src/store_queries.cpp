@@ -53,10 +53,11 @@ RunRow run_row(const Statement& select) {
 }  // namespace
 
 std::vector<NodeCounts> FleetStore::node_counts(long long since_day) const {
+  // Grouped by both node columns, so that PostgreSQL runs it too (docs/fleet.md).
   Statement select(db_,
                    "SELECT n.name, SUM(d.runs), SUM(d.slow_runs), SUM(d.slow_wait_ms), MIN(d.first_unix), "
                    "MAX(d.last_unix) FROM node_days d JOIN nodes n ON n.id = d.node WHERE d.day >= ? "
-                   "GROUP BY d.node HAVING SUM(d.runs) > 0");
+                   "GROUP BY n.id, n.name HAVING SUM(d.runs) > 0");
   select.bind(1, since_day);
   std::vector<NodeCounts> nodes;
   while (select.step()) {
