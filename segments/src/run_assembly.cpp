@@ -99,10 +99,14 @@ RunData assemble_run(std::span<const FinalizedSegments> per_rank, std::size_t n,
   reductions.least_mpi_rank.assign(n, 0);
   reductions.least_wait_s.assign(n, 0.0);
   reductions.signature_sum.assign(n, 0);
+  std::vector<std::uint64_t> hash_of_signature;
   for (std::size_t r = 0; r < world; ++r) {
     const FinalizedSegments& local = per_rank[r];
     const BinTable& mpi_bins = local.bins[index(Quantized::mpi_time)];
     const BinTable& wait_bins = local.bins[index(Quantized::wait_time)];
+    // Each of the rank's few signatures hashed once, not once per segment.
+    hash_of_signature.clear();
+    for (const FeatureVector& signature : local.signatures) hash_of_signature.push_back(signature_hash(signature));
     for (std::size_t s = 0; s < n; ++s) {
       const double mpi = mpi_bins[local.bin_index[index(Quantized::mpi_time)][s]].rep();
       const double wait = wait_bins[local.bin_index[index(Quantized::wait_time)][s]].rep();
@@ -113,7 +117,7 @@ RunData assemble_run(std::span<const FinalizedSegments> per_rank, std::size_t n,
         reductions.least_mpi_rank[s] = static_cast<std::int32_t>(r);
       }
       reductions.least_wait_s[s] = r == 0 ? wait : std::min(reductions.least_wait_s[s], wait);
-      reductions.signature_sum[s] += signature_hash(local.signatures[local.signature_index[s]]);
+      reductions.signature_sum[s] += hash_of_signature[local.signature_index[s]];
     }
   }
 
