@@ -13,6 +13,7 @@
 #include "cli_fleet.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
+#include "text_format.hpp"
 #include "tremor/analysis/html_view.hpp"
 #include "tremor/fleet/view.hpp"
 #include "tremor/json_text.hpp"
@@ -23,22 +24,6 @@ namespace {
 using nlohmann::json;
 
 constexpr unsigned kDrainMinRuns = 5;  // --suggest-drain without --min-runs
-
-std::string utc_text(double unix_seconds) {
-  const auto whole = static_cast<std::time_t>(std::floor(unix_seconds));
-  std::tm parts{};
-  gmtime_r(&whole, &parts);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
-  return text;
-}
-
-std::string fixed(double value, int digits) {
-  if (!std::isfinite(value)) return "-";
-  char text[48];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
 
 json number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
 

@@ -34,6 +34,7 @@
 #include "cli_watch.hpp"
 #include "commands.hpp"
 #include "option_values.hpp"
+#include "text_format.hpp"
 
 namespace tremor::cli {
 namespace {
@@ -57,15 +58,6 @@ constexpr const char* kPrometheusHead = "# HELP tremor_";  // how every file --p
 
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string utc_text(double unix_seconds) {
-  const auto whole = static_cast<std::time_t>(std::floor(unix_seconds));
-  std::tm parts{};
-  gmtime_r(&whole, &parts);
-  char text[40];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
-  return text;
 }
 
 // "<stem>.r<rank>.spill" -> rank (the listing only keeps such names).
