@@ -12,6 +12,7 @@
 
 #include "cli_fleet.hpp"
 #include "commands.hpp"
+#include "option_values.hpp"
 #include "output_file.hpp"
 #include "text_format.hpp"
 #include "tremor/analysis/html_view.hpp"
@@ -254,7 +255,9 @@ void register_fleet_queries(CLI::App* fleet) {
   add_window(nodes, *options);
   nodes->add_flag("--suggest-drain", options->suggest_drain,
                   "Print (never run) an scontrol drain line for each node scoring above --threshold");
-  nodes->add_option("--threshold", options->threshold, "Score above which --suggest-drain names a node (default 0.1)");
+  // A score is a share less a share: within [-1, 1].
+  add_real_option(nodes, "--threshold", [options](double value) { options->threshold = value; },
+                  "Score above which --suggest-drain names a node (default 0.1)", RealRange{-1.0, 1.0});
   nodes->callback([options, nodes] {
     if (options->suggest_drain && nodes->count("--min-runs") == 0) options->min_runs = kDrainMinRuns;
     run_nodes(*options);

@@ -134,7 +134,16 @@ def export_round_trip(fleet):
     json.dump(odd, open(path, "w"))
     fleet.run("index", reports, "--db", fleet.db)
     out = os.path.join(fleet.top, "csv")
+    # A file of somebody else's where a table would go: refused, kept, nothing written.
+    os.makedirs(out)
+    with open(os.path.join(out, "runs.csv"), "w") as foreign:
+        foreign.write("somebody else's data\n")
+    fleet.run("export", "--csv", out, "--db", fleet.db, expect=4)
+    check(open(os.path.join(out, "runs.csv")).read() == "somebody else's data\n" and os.listdir(out) == ["runs.csv"],
+          "export overwrote a file it did not write, or wrote beside it")
+    os.unlink(os.path.join(out, "runs.csv"))
     fleet.run("export", "--csv", out, "--db", fleet.db)
+    fleet.run("export", "--csv", out, "--db", fleet.db)  # its own files: replaced
     counts = fleet.counts()
     loaded = sqlite3.connect(":memory:")
     for table in TABLES:
@@ -183,6 +192,8 @@ def ranking(fleet):
     check({d["application"] for d in per_app} >= {"lulesh", "amg"}, f"runs: {per_app[:2]}")
     check(sum(d["runs"] for d in per_app) == 81, "runs per application do not add up to 81")
     fleet.run("nodes", "--since", "3x", "--db", fleet.db, expect=1)
+    for bad in ("nan", "inf", "1e999", "2"):  # a score lies in [-1, 1]
+        fleet.run("nodes", "--suggest-drain", "--threshold", bad, "--db", fleet.db, expect=1)
 
 
 def run_file(fleet):

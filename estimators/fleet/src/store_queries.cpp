@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 
 #include "statement.hpp"
 #include "tremor/fleet/store.hpp"
@@ -112,15 +113,35 @@ long long FleetStore::count(const std::string& table) const {
 }
 
 std::vector<std::string> FleetStore::export_csv(const std::filesystem::path& directory) const {
+  // Every table's header first: a file already there is replaced only when it
+  // is this export's own (the same header), and nothing is written otherwise.
+  std::vector<std::string> headers;
+  for (const char* table : kTables) {
+    Statement select(db_, ("SELECT * FROM " + std::string(table) + " LIMIT 0").c_str());
+    std::string header;
+    for (int c = 0; c < sqlite3_column_count(select.get()); ++c)
+      header += (c ? "," : "") + std::string(sqlite3_column_name(select.get(), c));
+    const std::filesystem::path path = directory / (std::string(table) + ".csv");
+    std::error_code code;
+    if (std::filesystem::exists(path, code)) {
+      std::ifstream existing(path, std::ios::binary);
+      std::string first_line;
+      std::getline(existing, first_line);
+      if (first_line != header)
+        throw FleetError("will not write " + path.string() + ": it exists and is not this export's " + table +
+                         " table; remove it or choose another directory");
+    }
+    headers.push_back(std::move(header));
+  }
   std::filesystem::create_directories(directory);
   std::vector<std::string> written;
-  for (const char* table : kTables) {
-    const std::filesystem::path path = directory / (std::string(table) + ".csv");
+  for (std::size_t t = 0; t < std::size(kTables); ++t) {
+    const std::string table = kTables[t];
+    const std::filesystem::path path = directory / (table + ".csv");
     std::ofstream out(path, std::ios::binary);
-    Statement select(db_, ("SELECT * FROM " + std::string(table)).c_str());
+    Statement select(db_, ("SELECT * FROM " + table).c_str());
     const int columns = sqlite3_column_count(select.get());
-    for (int c = 0; c < columns; ++c) out << (c ? "," : "") << sqlite3_column_name(select.get(), c);
-    out << '\n';
+    out << headers[t] << '\n';
     while (select.step()) {
       for (int c = 0; c < columns; ++c) out << (c ? "," : "") << csv_field(select.get(), c);
       out << '\n';
