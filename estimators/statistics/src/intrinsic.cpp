@@ -1,6 +1,7 @@
 #include "tremor/estimators/intrinsic.hpp"
 
 #include <algorithm>
+#include <array>
 #include <boost/math/special_functions/erf.hpp>
 #include <cmath>
 #include <cstdint>
@@ -107,6 +108,54 @@ struct MixtureFit {
   double sigma = 0.0;
 };
 
+// The EM's fixed point in fewer steps: SQUAREM (Varadhan & Roland 2008,
+// scheme S3). From two EM steps it extrapolates along their differences
+// (measured in the units of the convergence test: p, tau / max(1, tau),
+// sigma / sigma), with a step length bounded as in the SQUAREM package
+// (from 1, 4-fold each time the bound binds), projects into the
+// parameters' range and takes one EM step from there, which settles it. A
+// fixed point of that step is the plain EM's. Every EM step counts against
+// options.em_iterations.
+template <typename Step, typename Converged>
+MixtureFit accelerated_em(MixtureFit fit, const Step& step, const Converged& converged, double low_side_sigma,
+                          double sigma_cap, const IntrinsicOptions& options) {
+  int steps = 0;
+  double step_max = 1.0;
+  while (steps < options.em_iterations) {
+    const MixtureFit first = step(fit);
+    if (++steps >= options.em_iterations || converged(first, fit)) return first;
+    const MixtureFit second = step(first);
+    if (++steps >= options.em_iterations || converged(second, first)) return second;
+    const double tau_unit = std::max(1.0, fit.tau);
+    const double sigma_unit = fit.sigma;
+    const std::array<double, 3> r{first.p - fit.p, (first.tau - fit.tau) / tau_unit, (first.sigma - fit.sigma) / sigma_unit};
+    const std::array<double, 3> last{second.p - first.p, (second.tau - first.tau) / tau_unit,
+                                     (second.sigma - first.sigma) / sigma_unit};
+    const std::array<double, 3> v{last[0] - r[0], last[1] - r[1], last[2] - r[2]};
+    const auto norm = [](const std::array<double, 3>& x) { return std::sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]); };
+    // The step length |alpha| >= 1 (1: two plain steps), at most step_max,
+    // which grows 4-fold each time it binds (the SQUAREM package's default).
+    const double length = std::min(step_max, norm(v) > 0.0 ? std::max(1.0, norm(r) / norm(v)) : 1.0);
+    if (length == step_max) step_max *= 4.0;
+    const double alpha = -length;
+    const auto extrapolate = [&](std::size_t i) { return -2.0 * alpha * r[i] + alpha * alpha * v[i]; };
+    MixtureFit jumped;
+    jumped.p = std::clamp(fit.p + extrapolate(0), 1e-6, 1.0 - 1e-6);
+    jumped.sigma = options.fit_clean_spread ? std::clamp(fit.sigma + sigma_unit * extrapolate(2), low_side_sigma, sigma_cap)
+                                            : fit.sigma;
+    jumped.tau = std::max(options.minimum_delay_in_spreads * jumped.sigma, fit.tau + tau_unit * extrapolate(1));
+    if (!(std::isfinite(jumped.p) && std::isfinite(jumped.tau) && std::isfinite(jumped.sigma))) {
+      fit = second;
+      continue;
+    }
+    const MixtureFit settled = step(jumped);
+    ++steps;
+    if (converged(settled, jumped)) return settled;
+    fit = settled;
+  }
+  return fit;
+}
+
 // EM for p, tau and sigma of the normal-exponential mixture; sigma stays at
 // least the low-side spread, which the clean jitter's upper tail may exceed.
 MixtureFit fit_mixture(std::span<const WeightedValue> residuals, double low_side_sigma, double sigma_cap,
@@ -124,6 +173,10 @@ MixtureFit fit_mixture(std::span<const WeightedValue> residuals, double low_side
     }
   }
   MixtureFit fit{0.1, large_weight > 0.0 ? std::max(tau_floor, large_sum / large_weight) : 5.0 * sigma, sigma};
+  if (options.em_start_probability > 0.0) {
+    fit.p = std::clamp(options.em_start_probability, 1e-6, 1.0 - 1e-6);
+    fit.tau = std::max(tau_floor, options.em_start_delay_mean);
+  }
   if (!(total_weight > 0.0)) return {0.0, tau_floor, sigma};
   // A group's residuals are sorted and a bootstrap resample repeats values:
   // each distinct value's terms are computed once per iteration, in a loop of
@@ -135,11 +188,12 @@ MixtureFit fit_mixture(std::span<const WeightedValue> residuals, double low_side
     distinct_of[i] = static_cast<std::uint32_t>(distinct.size() - 1);
   }
   std::vector<DelayPosterior::WithCleanSquare> terms(distinct.size());
-  for (int iteration = 0; iteration < options.em_iterations; ++iteration) {
+  // One EM step from `at`.
+  const auto step = [&](const MixtureFit& at) {
     double probability_sum = 0.0;
     double delay_sum = 0.0;
     double square_sum = 0.0;
-    const DelayPosterior posterior_of(sigma, fit.p, fit.tau);
+    const DelayPosterior posterior_of(at.sigma, at.p, at.tau);
     for (std::size_t d = 0; d < distinct.size(); ++d) {
       terms[d] = options.fit_clean_spread ? posterior_of.with_clean_square(distinct[d])
                                           : DelayPosterior::WithCleanSquare{posterior_of(distinct[d]), 0.0};
@@ -155,20 +209,30 @@ MixtureFit fit_mixture(std::span<const WeightedValue> residuals, double low_side
     next.p = std::clamp(probability_sum / total_weight, 1e-6, 1.0 - 1e-6);
     next.sigma = options.fit_clean_spread
                      ? std::min(sigma_cap, std::max(low_side_sigma, std::sqrt(square_sum / total_weight)))
-                     : sigma;
-    sigma = next.sigma;
-    tau_floor = options.minimum_delay_in_spreads * sigma;
-    next.tau = probability_sum > 0.0 ? std::max(tau_floor, delay_sum / probability_sum) : tau_floor;
-    const bool converged = std::fabs(next.p - fit.p) < options.em_tolerance &&
-                           std::fabs(next.tau - fit.tau) < options.em_tolerance * std::max(1.0, fit.tau) &&
-                           std::fabs(next.sigma - fit.sigma) < options.em_tolerance * fit.sigma;
-    fit = next;
-    if (converged) break;
+                     : at.sigma;
+    const double floor = options.minimum_delay_in_spreads * next.sigma;
+    next.tau = probability_sum > 0.0 ? std::max(floor, delay_sum / probability_sum) : floor;
+    return next;
+  };
+  const auto converged = [&](const MixtureFit& next, const MixtureFit& from) {
+    return std::fabs(next.p - from.p) < options.em_tolerance &&
+           std::fabs(next.tau - from.tau) < options.em_tolerance * std::max(1.0, from.tau) &&
+           std::fabs(next.sigma - from.sigma) < options.em_tolerance * from.sigma;
+  };
+  if (!options.em_accelerate) {
+    for (int iteration = 0; iteration < options.em_iterations; ++iteration) {
+      const MixtureFit next = step(fit);
+      const bool done = converged(next, fit);
+      fit = next;
+      if (done) break;
+    }
+    return fit;
   }
-  return fit;
+  return accelerated_em(fit, step, converged, low_side_sigma, sigma_cap, options);
 }
 
 }  // namespace
+
 
 double blom_normal_score(std::size_t i, std::size_t n) {
   if (n == 0 || i == 0 || i > n) return 0.0;

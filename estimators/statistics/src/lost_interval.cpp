@@ -162,8 +162,15 @@ LostInterval lost_interval(std::span<const std::span<const double>> groups, std:
   // A replica fitted on m of n segments varies sqrt(n / m) times as much as one on all of them.
   const double scale = total_n > 0 ? std::sqrt(static_cast<double>(total_m) / static_cast<double>(total_n)) : 1.0;
   IntrinsicOptions refit_model = model;
+  // A replica differs from the run by sampling noise only: its EM starts
+  // from the run's fit, extrapolates its steps (SQUAREM) and stops once p,
+  // tau and sigma move by less than refit_em_tolerance
+  // (docs/statistics-primary.md, Interval).
   refit_model.em_iterations = options.refit_em_iterations;
-  refit_model.em_tolerance = 1e-6;
+  refit_model.em_tolerance = options.refit_em_tolerance;
+  refit_model.em_start_probability = p;
+  refit_model.em_start_delay_mean = tau;
+  refit_model.em_accelerate = true;
   refit_model.outer_iterations = options.refit_outer_iterations;
   refit_model.charge_segments = false;  // a replica reads its pooled parameters and baselines only
   std::vector<std::size_t> blocks(group_count);

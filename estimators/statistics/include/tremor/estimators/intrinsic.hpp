@@ -68,6 +68,14 @@ struct IntrinsicOptions {
   bool charge_segments = true;
   int em_iterations = 200;
   double em_tolerance = 1e-9;
+  /// Where the EM starts: p and tau of an earlier fit (p 0: its own start,
+  /// p 0.1 and tau the large residuals' mean). A bootstrap replica starts
+  /// from the run's own fit, which it differs from by sampling noise only.
+  double em_start_probability = 0.0;
+  double em_start_delay_mean = 0.0;
+  /// The EM extrapolates its steps (SQUAREM, intrinsic.cpp): the same fixed
+  /// point in fewer steps where plain EM crawls (a bootstrap refit).
+  bool em_accelerate = false;
 };
 
 struct GroupIntrinsic {
