@@ -188,17 +188,16 @@ def _closing_rows(logs, segments):
     return closing
 
 
-def machine_path_segments(h5):
-    """{segment: (low s, high s)}: machine_path's bounds segment by segment,
-    for the segments it counts; None where the logs do not carry run-queue
-    delays (an older injector, a kernel without schedstat)."""
+def _machine_segments(h5):
+    """Per counted segment: (segment, low s, high s, the latest-ready rank,
+    {rank: its run-queue delay s}); None without run-queue delays in the logs."""
     logs = run_logs(h5)
     segments = int(h5["segments/duration_s"].shape[0])
     closing = _closing_rows(logs, segments)
     if not closing or any(row["queued_entered_s"] is None or row["queued_returned_s"] is None
                           for row in closing.values()):
         return None
-    bounds = {}
+    counted = []
     for segment in range(0, segments - 1):
         rows = {rank: closing.get((segment, rank)) for rank in logs}
         before = {rank: closing.get((segment - 1, rank)) for rank in logs}
@@ -210,8 +209,33 @@ def machine_path_segments(h5):
         latest = max(ready.values())
         after_last = max(max(0.0, inside[r] - (latest - ready[r])) for r in logs)
         low = latest - max(ready[r] - queued[r] for r in logs) + after_last
-        bounds[segment] = (low, max(low, sum(queued[r] + inside[r] for r in logs)))
-    return bounds
+        high = max(low, sum(queued[r] + inside[r] for r in logs))
+        counted.append((segment, low, high, max(ready, key=ready.get), {r: queued[r] + inside[r] for r in logs}))
+    return counted
+
+
+def machine_path_segments(h5):
+    """{segment: (low s, high s)}: machine_path's bounds segment by segment,
+    for the segments it counts; None where the logs do not carry run-queue
+    delays (an older injector, a kernel without schedstat)."""
+    counted = _machine_segments(h5)
+    return None if counted is None else {segment: (low, high) for segment, low, high, _, _ in counted}
+
+
+def machine_path_ranks(h5):
+    """{rank: (on the critical path s, in the run queue s)}: per rank, the low
+    bound of each counted segment where that rank was the last ready (the
+    machine's delay the run's critical path shows on it), and its own
+    run-queue delay over the same segments; None as machine_path_segments."""
+    counted = _machine_segments(h5)
+    if counted is None:
+        return None
+    ranks = {}
+    for _, low, _, latest, queued in counted:
+        for rank, delay in queued.items():
+            path, total = ranks.get(rank, (0.0, 0.0))
+            ranks[rank] = (path + (low if rank == latest else 0.0), total + delay)
+    return ranks
 
 
 def machine_path(h5):

@@ -16,7 +16,11 @@ of the profiler's own finalize log line (TREMOR_LOG_LEVEL=debug), against
 the bound max(1 s, 5 % of the run).
 
 Truth: the planted rank is the one the injector's logs hold delays for (it
-must be the only one); never Tremor's output.
+must be the only one); never Tremor's output. The injector runs in front of
+the profiler in the clean runs too, planting nothing and logging each rank's
+run-queue delay at every collective: beside a clean run that names a rank,
+the summary shows each rank's excess over an equal share of the machine's
+own delay as the kernel counted it (scripts/injected_path.machine_path_ranks).
 
 usage: app_trial.py --app lammps --build OMPI_BUILD --other-build MPICH_BUILD
                     [--runs N] [--output DIR]
@@ -37,6 +41,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPOSITORY = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPOSITORY, "validation", "campaigns"))
 import injected_truth  # noqa: E402
+sys.path.insert(0, os.path.join(REPOSITORY, "scripts"))
+import injected_path  # noqa: E402
 
 import h5py  # noqa: E402
 
@@ -100,22 +106,26 @@ def profiled_run(app, build, kind, run_number, work, tremor):
     preload = [os.path.join(build, "interpose", f"libtremor-{flavour}.so")]
     settings = {"TREMOR_OUTPUT_DIR": out, "TREMOR_LOG_LEVEL": "debug", **APP_ENV.get(app, {})}
     planted = None
+    # The injector in front of the profiler in every run: it plants the
+    # delays of the planted runs and, in all, logs each rank's run-queue
+    # delay at every collective (the kernel's count of the machine's own
+    # interference, per rank).
+    preload.insert(0, os.path.join(build, "injector", f"libtremor-inject-{flavour}.so"))
+    settings.update(injected_truth.TRACE_SETTINGS, TREMOR_INJECT_PROBABILITY="0")
     if kind == "planted":
         planted = run_number % 2
-        settings.update(DELAY, **injected_truth.TRACE_SETTINGS, TREMOR_INJECT_RANKS=str(planted),
-                        TREMOR_INJECT_SEED=str(9100 + run_number))
-        preload.insert(0, os.path.join(build, "injector", f"libtremor-inject-{flavour}.so"))
+        settings.update(DELAY, TREMOR_INJECT_RANKS=str(planted), TREMOR_INJECT_SEED=str(9100 + run_number))
     settings["LD_PRELOAD"] = " ".join(preload)
     exports = [item for key in settings for item in ("-x", key)] if flavour == "openmpi" else []
     result = run(launcher(flavour) + exports + command, clean_env(settings), out)
     if result.returncode != 0:
         raise RuntimeError(f"{kind} {run_number}: exit {result.returncode}: {result.stderr[-1500:]}")
     path = glob.glob(os.path.join(out, "*.h5"))[0]
-    if planted is not None:
-        with h5py.File(path, "r") as h5:
-            delayed = sorted(set(injected_truth.delays(h5)["rank"].tolist()))
-        if delayed != [planted]:
-            raise RuntimeError(f"planted {run_number}: the injector delayed ranks {delayed}, planted {planted}")
+    with h5py.File(path, "r") as h5:
+        delayed = sorted(set(injected_truth.delays(h5)["rank"].tolist()))
+        machine = injected_path.machine_path_ranks(h5)
+    if delayed != ([] if planted is None else [planted]):
+        raise RuntimeError(f"{kind} {run_number}: the injector delayed ranks {delayed}, planted {planted}")
     analysed = subprocess.run([tremor, "analyze", "--json", path], capture_output=True, text=True, timeout=600)
     report = json.loads(analysed.stdout)
     diagnosis = report.get("diagnosis") or {}
@@ -125,11 +135,23 @@ def profiled_run(app, build, kind, run_number, work, tremor):
     lines = report_lines(result.stdout + "\n" + result.stderr)
     right = (bool(named) and named[0] == planted) if planted is not None else not named
     bound_s = max(1.0, 0.05 * report["run_time_s"])
+    # Each rank's share of the machine's own delay beyond an equal one, % of
+    # the run: on the critical path (the low bound) and in the run queue.
+    run_s = report["run_time_s"]
+    excess = {}
+    if machine:
+        for part, column in ((0, "kernel_path_excess_pp"), (1, "kernel_queue_excess_pp")):
+            mean = sum(v[part] for v in machine.values()) / len(machine)
+            excess[column] = " ".join(f"{100.0 * (machine[r][part] - mean) / run_s:.2f}" for r in sorted(machine))
+    lost = diagnosis.get("ranks", {}).get("lost_percent") or []
+    tremor_excess = " ".join(f"{x - sum(lost) / len(lost):.2f}" for x in lost) if lost else ""
     return {"app": app, "kind": kind, "run": run_number, "planted_rank": "" if planted is None else planted,
             "named_ranks": " ".join(map(str, named)), "right": int(right), "report_lines": lines,
             "run_time_s": report["run_time_s"], "analysis_s": analysis_s, "bound_s": bound_s,
             "in_bound": int(analysis_s <= bound_s), "interference_percent": report["interference_percent"],
-            "class": report["class"], "load_1min": os.getloadavg()[0]}
+            "class": report["class"], "tremor_rank_excess_pp": tremor_excess,
+            "kernel_path_excess_pp": excess.get("kernel_path_excess_pp", ""),
+            "kernel_queue_excess_pp": excess.get("kernel_queue_excess_pp", ""), "load_1min": os.getloadavg()[0]}
 
 
 def same_output(plain, wrong, result):
@@ -200,6 +222,12 @@ def main():
             failures.append(f"{kind}: a report of {most_lines} lines")
         if within < len(mine):
             failures.append(f"{kind}: analysis within the bound in {within} of {len(mine)}")
+    for r in rows:
+        if r["kind"] == "clean" and r["named_ranks"]:
+            lines.append(f"- clean run {r['run']} names rank {r['named_ranks']}: its excess over an equal share "
+                         f"(pp of the run, per rank) read by Tremor {r['tremor_rank_excess_pp']}, by the kernel "
+                         f"on the critical path {r['kernel_path_excess_pp']}, in the run queue "
+                         f"{r['kernel_queue_excess_pp']}")
     lines += ["", f"Wrong library: exit {wrong['plain_exit']} without Tremor, {wrong['wrong_exit']} with the other "
               f"flavour's library; same output lines: {'yes' if wrong['same_output'] else 'no'}; "
               f"Tremor's lines: {wrong['tremor_lines']}; run files written: {wrong['files_written']}.", "",
