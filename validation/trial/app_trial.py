@@ -99,6 +99,11 @@ def report_lines(text):
     return len([line for line in lines[starts[0]:] if not line.startswith("[tremor]")])
 
 
+def excess_text(shares):
+    """Each share less their mean, space-separated ("" for none)."""
+    return " ".join(f"{x - sum(shares) / len(shares):.2f}" for x in shares) if shares else ""
+
+
 def profiled_run(app, build, kind, run_number, work, tremor):
     flavour, command, inputs, _ = APPS[app]
     out = os.path.join(work, f"{kind}-{run_number}")
@@ -135,23 +140,20 @@ def profiled_run(app, build, kind, run_number, work, tremor):
     lines = report_lines(result.stdout + "\n" + result.stderr)
     right = (bool(named) and named[0] == planted) if planted is not None else not named
     bound_s = max(1.0, 0.05 * report["run_time_s"])
-    # Each rank's share of the machine's own delay beyond an equal one, % of
-    # the run: on the critical path (the low bound) and in the run queue.
+    # Each rank's share beyond an equal one, % of the run: of the lost time as
+    # Tremor charged it, and of the machine's own delay as the kernel counted
+    # it, on the critical path (the low bound) and in the run queue.
     run_s = report["run_time_s"]
-    excess = {}
-    if machine:
-        for part, column in ((0, "kernel_path_excess_pp"), (1, "kernel_queue_excess_pp")):
-            mean = sum(v[part] for v in machine.values()) / len(machine)
-            excess[column] = " ".join(f"{100.0 * (machine[r][part] - mean) / run_s:.2f}" for r in sorted(machine))
-    lost = diagnosis.get("ranks", {}).get("lost_percent") or []
-    tremor_excess = " ".join(f"{x - sum(lost) / len(lost):.2f}" for x in lost) if lost else ""
+    ranks = sorted(machine) if machine else []
+    path_excess = excess_text([100.0 * machine[r][0] / run_s for r in ranks])
+    queue_excess = excess_text([100.0 * machine[r][1] / run_s for r in ranks])
+    tremor_excess = excess_text(diagnosis.get("ranks", {}).get("lost_percent") or [])
     return {"app": app, "kind": kind, "run": run_number, "planted_rank": "" if planted is None else planted,
             "named_ranks": " ".join(map(str, named)), "right": int(right), "report_lines": lines,
             "run_time_s": report["run_time_s"], "analysis_s": analysis_s, "bound_s": bound_s,
             "in_bound": int(analysis_s <= bound_s), "interference_percent": report["interference_percent"],
-            "class": report["class"], "tremor_rank_excess_pp": tremor_excess,
-            "kernel_path_excess_pp": excess.get("kernel_path_excess_pp", ""),
-            "kernel_queue_excess_pp": excess.get("kernel_queue_excess_pp", ""), "load_1min": os.getloadavg()[0]}
+            "class": report["class"], "tremor_rank_excess_pp": tremor_excess, "kernel_path_excess_pp": path_excess,
+            "kernel_queue_excess_pp": queue_excess, "load_1min": os.getloadavg()[0]}
 
 
 def same_output(plain, wrong, result):

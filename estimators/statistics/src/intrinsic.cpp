@@ -128,9 +128,11 @@ MixtureFit accelerated_em(MixtureFit fit, const Step& step, const Converged& con
     if (++steps >= options.em_iterations || converged(second, first)) return second;
     const double tau_unit = std::max(1.0, fit.tau);
     const double sigma_unit = fit.sigma;
-    const std::array<double, 3> r{first.p - fit.p, (first.tau - fit.tau) / tau_unit, (first.sigma - fit.sigma) / sigma_unit};
-    const std::array<double, 3> last{second.p - first.p, (second.tau - first.tau) / tau_unit,
-                                     (second.sigma - first.sigma) / sigma_unit};
+    const auto moved = [&](const MixtureFit& to, const MixtureFit& from) {
+      return std::array<double, 3>{to.p - from.p, (to.tau - from.tau) / tau_unit, (to.sigma - from.sigma) / sigma_unit};
+    };
+    const std::array<double, 3> r = moved(first, fit);
+    const std::array<double, 3> last = moved(second, first);
     const std::array<double, 3> v{last[0] - r[0], last[1] - r[1], last[2] - r[2]};
     const auto norm = [](const std::array<double, 3>& x) { return std::sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]); };
     // The step length |alpha| >= 1 (1: two plain steps), at most step_max,
@@ -232,7 +234,6 @@ MixtureFit fit_mixture(std::span<const WeightedValue> residuals, double low_side
 }
 
 }  // namespace
-
 
 double blom_normal_score(std::size_t i, std::size_t n) {
   if (n == 0 || i == 0 || i > n) return 0.0;

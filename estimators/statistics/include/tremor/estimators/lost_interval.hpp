@@ -39,9 +39,10 @@ struct LostIntervalOptions {
   /// extrapolates its steps (SQUAREM, intrinsic.hpp) and stops when p, tau
   /// and sigma change by less than refit_em_tolerance (relative for tau and
   /// sigma) or after refit_em_iterations EM steps. On the 63 replays the
-  /// interval's ends lie within 1 % of its width of fully converged refits'
-  /// (tolerance 1e-9), below the 200 replicas' own Monte Carlo error (about
-  /// 5 % of the width at each end); docs/statistics-primary.md, Interval.
+  /// interval's ends lie within 0.01 pp (1.2 % of the width) of fully
+  /// converged refits' (tolerance 1e-9), below the 200 replicas' own Monte
+  /// Carlo error (about 5 % of the width at each end);
+  /// docs/statistics-primary.md, Interval.
   double refit_em_tolerance = 1e-4;
   int refit_em_iterations = 25;
   /// Baseline <-> mixture refinements of a replica's refit.
