@@ -31,6 +31,9 @@ struct Cell {
   double compute_s = 0.0;
   double io_s = 0.0;
   double work = 0.0;
+  // Off the CPU inside the closing collective, which then ends this much
+  // later for every rank (the others wait for this one to run again).
+  double stalled_in_collective_s = 0.0;
 };
 using CellFunction = std::function<Cell(std::size_t rank, std::size_t segment)>;
 
@@ -92,11 +95,13 @@ RunData bsp_run(std::size_t ranks, std::size_t per_node, std::size_t segments, c
   std::vector<Cell> cells(ranks);
   for (std::size_t s = 0; s < segments; ++s) {
     double last_arrival = 0.0;
+    double stall = 0.0;
     for (std::size_t p = 0; p < ranks; ++p) {
       cells[p] = cell(p, s);
       last_arrival = std::max(last_arrival, cells[p].compute_s + cells[p].io_s);
+      stall = std::max(stall, cells[p].stalled_in_collective_s);
     }
-    const double duration = last_arrival + comm_s;
+    const double duration = last_arrival + comm_s + stall;
     std::vector<double> mpi(ranks), work(ranks), io(ranks);
     std::size_t late = 0;
     for (std::size_t p = 0; p < ranks; ++p) {
@@ -104,7 +109,7 @@ RunData bsp_run(std::size_t ranks, std::size_t per_node, std::size_t segments, c
       work[p] = cells[p].work;
       io[p] = cells[p].io_s;
       if (mpi[p] < mpi[late]) late = p;
-      const QuantizedValues values{duration, mpi[p], io[p], mpi[p], work[p]};
+      const QuantizedValues values{duration, mpi[p], io[p], mpi[p], work[p], cells[p].stalled_in_collective_s};
       for (std::size_t m = 0; m < kQuantizedCount; ++m) {
         detail.global_index[m][p * segments + s] = bins[m].add(values[m]);
         run.raw_totals[p][m] += values[m];
@@ -294,6 +299,45 @@ TEST_CASE("a rank slow throughout, which the headline does not see, is charged n
   CHECK(d.imbalanced_ranks.empty());  // the same work: no imbalance either
   CHECK(d.rank_time_ratio[3] == Approx(1.10).epsilon(0.01));
   CHECK(d.episodes.empty());
+}
+
+// A CPU hog beside the ranks of node 1: they finish their work in time but
+// lose the CPU inside every fourth collective, which the others wait out. The
+// late arrival explains none of it; the off-CPU time inside names node 1.
+TEST_CASE("ranks stalled inside the collective are charged by their off-CPU time, and their node named",
+          "[diagnosis]") {
+  const auto stalled_on = [](std::size_t on_node) {
+    return [on_node](std::size_t rank, std::size_t segment) {
+      Cell cell = clean_cell(rank, segment);
+      if (segment % 4 == 1 && rank / 2 == on_node) cell.stalled_in_collective_s = 1.2e-3 * (1.0 + 0.2 * jitter(segment, 7));
+      return cell;
+    };
+  };
+  const RunData run = bsp_run(4, 2, 400, stalled_on(1));
+  const RunAnalysis analysis = analyze(run);
+  REQUIRE(analysis.interference_percent > 5.0);
+  const Diagnosis& diagnosis = analysis.diagnosis;
+  REQUIRE_FALSE(diagnosis.slow_nodes.empty());
+  CHECK(diagnosis.slow_nodes.front().hostname == "node1");
+  REQUIRE(diagnosis.rank_lost_percent.size() == 4);
+  CHECK(std::min(diagnosis.rank_lost_percent[2], diagnosis.rank_lost_percent[3]) >
+        4.0 * std::max(diagnosis.rank_lost_percent[0], diagnosis.rank_lost_percent[1]));
+  for (const auto& slow : diagnosis.slow_ranks) CHECK(slow.rank >= 2);
+  double charged = 0.0;
+  for (const double lost : diagnosis.rank_lost_percent) charged += lost;
+  CHECK(charged <= analysis.interference_percent + 1e-9);
+  CHECK(charged > 0.8 * analysis.interference_percent);
+
+  // Every rank stalled alike: the job lost the time, no rank stands out.
+  const RunData alike = bsp_run(4, 2, 400, [](std::size_t rank, std::size_t segment) {
+    Cell cell = clean_cell(rank, segment);
+    if (segment % 4 == 1) cell.stalled_in_collective_s = 1.2e-3 * (1.0 + 0.2 * jitter(segment, 7));
+    return cell;
+  });
+  const RunAnalysis alike_analysis = analyze(alike);
+  REQUIRE(alike_analysis.interference_percent > 5.0);
+  CHECK(alike_analysis.diagnosis.slow_ranks.empty());
+  CHECK(alike_analysis.diagnosis.slow_nodes.empty());
 }
 
 TEST_CASE("a rank with 10 % more work is imbalance, never lost time", "[diagnosis]") {

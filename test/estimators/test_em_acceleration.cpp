@@ -76,3 +76,36 @@ TEST_CASE("the accelerated EM reaches the plain EM's fixed point, and sooner", "
   // Where the plain EM has not converged within 6 steps, the acceleration shows.
   CHECK(nearer >= 2);
 }
+
+// The refits' bins (IntrinsicOptions::em_bin_width_in_spreads, sigma / 64)
+// move the converged fit by far less than the refits' tolerance (1e-4), while
+// bins 64 times as wide move it measurably: the bins are what the EM sees.
+TEST_CASE("the EM on residuals merged into bins of sigma / 64 lands on the fit of the residuals themselves",
+          "[intrinsic]") {
+  struct Case {
+    double delayed, mean_delay;
+    std::uint64_t seed;
+  };
+  const Case cases[] = {{0.05, 0.5, 11}, {0.15, 0.05, 12}, {0.5, 0.2, 13}, {0.02, 3.0, 14}, {0.3, 0.08, 15}};
+  double widest_fine = 0.0;
+  double widest_coarse = 0.0;
+  for (const Case& c : cases) {
+    const auto groups = planted(c.delayed, c.mean_delay, c.seed);
+    const std::vector<std::span<const double>> spans(groups.begin(), groups.end());
+    IntrinsicOptions options;
+    options.em_tolerance = 1e-12;
+    options.em_iterations = 5000;
+    options.em_accelerate = true;
+    options.charge_segments = false;
+    const IntrinsicEstimate exact = estimate_intrinsic(spans, options);
+    options.em_bin_width_in_spreads = 1.0 / 64.0;
+    const IntrinsicEstimate fine = estimate_intrinsic(spans, options);
+    options.em_bin_width_in_spreads = 1.0;
+    const IntrinsicEstimate coarse = estimate_intrinsic(spans, options);
+    widest_fine = std::max(widest_fine, distance(fine, exact));
+    widest_coarse = std::max(widest_coarse, distance(coarse, exact));
+  }
+  INFO("largest distance with bins of sigma / 64: " << widest_fine << ", of sigma: " << widest_coarse);
+  CHECK(widest_fine < 5e-5);
+  CHECK(widest_coarse > 10.0 * widest_fine);
+}

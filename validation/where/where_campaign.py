@@ -29,7 +29,7 @@ from runs that are not reported (--stage calibrate, validation/where/
 threshold.py) and then checked on new runs (--stage campaign).
 
 usage: where_campaign.py --build MPICH_BUILD [--openmpi-build OMPI_BUILD] [--cases c1,c2]
-                         [--runs N] [--output DIR] [--stage campaign|calibrate] [--check]
+                         [--runs N] [--output DIR] [--stage campaign|calibrate] [--check] [--busy N] [--keep NEWDIR]
 4-rank cases run on --openmpi-build when given (Open MPI yields when
 oversubscribed; MPICH busy-polls), else on MPICH. The node cases need root
 (unshare). --check exits 1 unless the planted cases are right in at least
@@ -215,6 +215,10 @@ def main():
     parser.add_argument("--stage", choices=["campaign", "calibrate"], default="campaign")
     parser.add_argument("--output", default="where-campaign")
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--busy", type=int, default=0,
+                        help="run this many busy loops beside the whole campaign, unbound, at the machine's "
+                             "normal priority (a loaded machine; the job outranks them)")
+    parser.add_argument("--keep", help="keep every run's files in this new folder (default: deleted)")
     args = parser.parse_args()
     cases = args.cases.split(",")
     unknown = [c for c in cases if c not in CASES]
@@ -228,8 +232,11 @@ def main():
     units = subprocess.run(PRIORITY + [mpich.demo, "-P"], capture_output=True, text=True, check=True).stdout.split()[-1]
     seed = 1000 if args.stage == "calibrate" else 11  # calibration and campaign never share runs
     os.makedirs(args.output, exist_ok=True)
-    work = tempfile.mkdtemp(prefix="tremor-where-")
+    if args.keep:
+        os.makedirs(args.keep)  # a new folder: a kept campaign is never mixed with another
+    work = os.path.abspath(args.keep) if args.keep else tempfile.mkdtemp(prefix="tremor-where-")
     rows = []
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
     try:
         for run in range(args.runs):  # cases interleaved, so a drift of the machine's load hits them alike
             for case in cases:
@@ -242,7 +249,11 @@ def main():
                       f"[{row['named_nodes']}] excess {row['largest_rank_excess_pp']:.2f} pp  "
                       f"{'right' if row['right'] else 'WRONG'}", flush=True)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        for loop in busy:
+            loop.kill()
+            loop.wait()
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
     write_csv(os.path.join(args.output, "runs.csv"), rows)
     summary, failures = summarize(rows)
     with open(os.path.join(args.output, "summary.md"), "w") as handle:

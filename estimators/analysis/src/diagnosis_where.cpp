@@ -120,6 +120,36 @@ void name_nodes(const RunData& run, const std::vector<const RankInfo*>& info, co
                    [](const SlowNode& a, const SlowNode& b) { return a.lost_percent > b.lost_percent; });
 }
 
+// The lost time of a segment that the late arrival does not explain was
+// lost inside the closing collective: the ranks arrived together and one of
+// them was off its CPU while the others waited for it (a CPU hog beside a
+// rank, all of whose phases are short). Charged to the ranks by how much
+// longer each was off the CPU in this segment than the least of them, so
+// what every rank lost alike (the job's own ranks sharing a CPU) charges no
+// one; nothing is charged when no rank stands out.
+void charge_inside_collective(const DetailView& view, std::size_t segment, double unexplained,
+                              std::vector<double>& off_cpu, std::vector<double>& interference_by_rank,
+                              const std::vector<std::int32_t>& rank_of_row) {
+  if (!(unexplained > 0.0)) return;
+  double least = std::numeric_limits<double>::infinity();
+  for (std::size_t r = 0; r < off_cpu.size(); ++r) {
+    const double value = view.value(Quantized::off_cpu_time, r, segment);
+    off_cpu[r] = std::isfinite(value) ? std::max(0.0, value) : kNaN;
+    if (std::isfinite(off_cpu[r])) least = std::min(least, off_cpu[r]);
+  }
+  double excess_sum = 0.0;
+  for (double& value : off_cpu) {
+    value = std::isfinite(value) ? value - least : 0.0;
+    excess_sum += value;
+  }
+  if (!(excess_sum > 0.0)) return;
+  for (std::size_t r = 0; r < off_cpu.size() && r < rank_of_row.size(); ++r) {
+    const std::int32_t rank = rank_of_row[r];
+    if (rank >= 0 && static_cast<std::size_t>(rank) < interference_by_rank.size())
+      interference_by_rank[rank] += unexplained * off_cpu[r] / excess_sum;
+  }
+}
+
 }  // namespace
 
 SegmentCharges charge_segments(const RunData& run, const RunAnalysis& analysis, const DetailView& view,
@@ -130,7 +160,7 @@ SegmentCharges charge_segments(const RunData& run, const RunAnalysis& analysis, 
                          std::vector<std::array<float, 3>>(n)};
   const std::size_t rows = view.rows();
   const std::vector<double> rate = time_per_work(analysis, view);
-  std::vector<double> busy(rows), need(rows);
+  std::vector<double> busy(rows), need(rows), off_cpu(rows);
   for (std::size_t s = 0; s < n; ++s) {
     const auto slot = static_cast<std::size_t>(std::max(-1, analysis.primary.segment_primary_group[s]) + 1);
     const double segment_rate = slot < rate.size() ? rate[slot] : 0.0;
@@ -148,10 +178,11 @@ SegmentCharges charge_segments(const RunData& run, const RunAnalysis& analysis, 
     if (known && row_of[late_rank] >= 0) late = static_cast<std::size_t>(row_of[late_rank]);
     if (rows > 1 && known) {
       const dm::WaitSplit split = dm::split_wait(busy, need, late);
-      const double lost = analysis.primary.segment_lost_s[s];
-      charges.interference_by_rank[late_rank] += std::min(std::isfinite(lost) ? std::max(0.0, lost) : 0.0,
-                                                          split.interference);
+      const double lost = std::isfinite(analysis.primary.segment_lost_s[s]) ? std::max(0.0, analysis.primary.segment_lost_s[s]) : 0.0;
+      const double late_charge = std::min(lost, split.interference);
+      charges.interference_by_rank[late_rank] += late_charge;
       charges.imbalance_by_rank[late_rank] += split.imbalance;
+      charge_inside_collective(view, s, lost - late_charge, off_cpu, charges.interference_by_rank, run.detail.ranks);
     }
     const double duration = view.value(Quantized::duration, late, s);
     const double mpi = view.value(Quantized::mpi_time, late, s);

@@ -158,10 +158,56 @@ MixtureFit accelerated_em(MixtureFit fit, const Step& step, const Converged& con
   return fit;
 }
 
+// The residuals merged into bins `width` wide on a grid from the smallest,
+// each bin its members' total weight at their weighted mean, in ascending
+// order. The mean keeps every term that is linear in the residual exact. A
+// grid far wider than the residuals are many (a long tail) is swept in sorted
+// order instead, each bin starting at its first value.
+std::vector<WeightedValue> merged_into_bins(std::span<const WeightedValue> residuals, double width) {
+  std::vector<WeightedValue> bins;
+  if (residuals.empty()) return bins;
+  const auto [lowest, highest] = std::minmax_element(residuals.begin(), residuals.end(),
+                                                     [](const auto& a, const auto& b) { return a.value < b.value; });
+  const double span = (highest->value - lowest->value) / width;
+  if (std::isfinite(span) && span < 4.0 * static_cast<double>(residuals.size()) + 1024.0) {
+    std::vector<WeightedValue> grid(static_cast<std::size_t>(span) + 1, WeightedValue{0.0, 0.0});  // {weighted sum, weight}
+    for (const WeightedValue& r : residuals) {
+      WeightedValue& cell = grid[std::min(grid.size() - 1, static_cast<std::size_t>((r.value - lowest->value) / width))];
+      cell.value += r.weight * r.value;
+      cell.weight += r.weight;
+    }
+    for (const WeightedValue& cell : grid) {
+      if (cell.weight > 0.0) bins.push_back({cell.value / cell.weight, cell.weight});
+    }
+    return bins;
+  }
+  std::vector<WeightedValue> sorted(residuals.begin(), residuals.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.value < b.value; });
+  double start = 0.0;
+  double weighted_sum = 0.0;
+  double weight = 0.0;
+  for (const WeightedValue& r : sorted) {
+    if (weight > 0.0 && r.value >= start + width) {
+      bins.push_back({weighted_sum / weight, weight});
+      weight = 0.0;
+      weighted_sum = 0.0;
+    }
+    if (weight == 0.0) start = r.value;
+    weighted_sum += r.weight * r.value;
+    weight += r.weight;
+  }
+  if (weight > 0.0) bins.push_back({weighted_sum / weight, weight});
+  return bins;
+}
+
 // EM for p, tau and sigma of the normal-exponential mixture; sigma stays at
 // least the low-side spread, which the clean jitter's upper tail may exceed.
-MixtureFit fit_mixture(std::span<const WeightedValue> residuals, double low_side_sigma, double sigma_cap,
+MixtureFit fit_mixture(std::span<const WeightedValue> all_residuals, double low_side_sigma, double sigma_cap,
                        const IntrinsicOptions& options) {
+  std::vector<WeightedValue> bins;
+  if (options.em_bin_width_in_spreads > 0.0 && low_side_sigma > 0.0)
+    bins = merged_into_bins(all_residuals, options.em_bin_width_in_spreads * low_side_sigma);
+  const std::span<const WeightedValue> residuals = bins.empty() ? all_residuals : std::span<const WeightedValue>(bins);
   double sigma = low_side_sigma;
   double tau_floor = options.minimum_delay_in_spreads * sigma;
   double large_sum = 0.0;

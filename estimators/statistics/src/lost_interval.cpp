@@ -171,6 +171,7 @@ LostInterval lost_interval(std::span<const std::span<const double>> groups, std:
   refit_model.em_start_probability = p;
   refit_model.em_start_delay_mean = tau;
   refit_model.em_accelerate = true;
+  refit_model.em_bin_width_in_spreads = options.refit_em_bin_width_in_spreads;
   refit_model.outer_iterations = options.refit_outer_iterations;
   refit_model.charge_segments = false;  // a replica reads its pooled parameters and baselines only
   std::vector<std::size_t> blocks(group_count);

@@ -18,7 +18,7 @@ namespace tremor::analysis {
 // A rank (node) is named slow when its charge exceeds an equal share of all
 // charges by this much, % of the run: above the largest excess of clean runs
 // (validation/where/calibration.csv, derived by validation/where/threshold.py).
-inline constexpr double kMinNamedExcessPercent = 3.3;
+inline constexpr double kMinNamedExcessPercent = 4.4;
 inline constexpr double kMinImbalanceWork = 0.02;     // a rank with at least 2 % more work than the others' median
 inline constexpr double kMinImbalancePercent = 1.0;   // that the others waited for at least 1 % of the run
 inline constexpr std::size_t kWorkRateCells = 4096;   // cells sampled per group for its time per unit of work

@@ -45,6 +45,9 @@ struct LostIntervalOptions {
   /// docs/statistics-primary.md, Interval.
   double refit_em_tolerance = 1e-4;
   int refit_em_iterations = 25;
+  /// A replica's EM runs on its residuals merged into bins of this many
+  /// low-side spreads (IntrinsicOptions::em_bin_width_in_spreads).
+  double refit_em_bin_width_in_spreads = 1.0 / 64.0;
   /// Baseline <-> mixture refinements of a replica's refit.
   int refit_outer_iterations = 2;
   /// False only in tests: the model held at its point (the anchors redrawn,
