@@ -78,7 +78,7 @@ MAX_FALSE = 0.05
 COLUMNS = ["stage", "case", "run", "mpi", "ranks", "nodes", "planted", "truth_percent", "interference_percent",
            "ci_low", "ci_high", "class", "named_ranks", "named_nodes", "first_rank", "first_node", "right",
            "named_any", "largest_rank_excess_pp", "largest_node_excess_pp", "named_above_percent",
-           "imbalanced_ranks", "run_time_s", "load_1min"]
+           "imbalanced_ranks", "run_time_s", "load_1min", "kernel_queue_excess_pp"]
 
 
 class Flavour:
@@ -143,6 +143,13 @@ def run_once(flavour, tremor, case, run, units, work, stage, seed):
             if delayed != delayed_ranks:
                 raise RuntimeError(f"{case} run {run}: the injector delayed ranks {delayed}, planted {delayed_ranks}")
             truth = injected_truth.injected_percent(h5)
+    # The kernel's count (schedstat) of each rank's run-queue delay, its
+    # excess over an equal share in pp of the run: beside a clean run that
+    # names someone, whether the machine's own delay fell on that rank.
+    with h5py.File(path, "r") as h5:
+        queue = [float(x) for x in h5["ranks/run_queue_delay_s"][()]]
+        run_time = float(h5.attrs["run_time_s"])
+    queue_excess = " ".join(f"{100.0 * (q - sum(queue) / len(queue)) / run_time:.2f}" for q in queue)
     analysed = subprocess.run([tremor, "analyze", "--json", path], capture_output=True, text=True, timeout=600)
     if analysed.returncode != 0:
         raise RuntimeError(f"tremor analyze {path}: {analysed.stderr[-800:]}")
@@ -170,7 +177,8 @@ def run_once(flavour, tremor, case, run, units, work, stage, seed):
             "largest_node_excess_pp": excesses(charges, node_groups) if on_nodes else "",
             "named_above_percent": diagnosis.get("named_above_percent"),
             "imbalanced_ranks": " ".join(str(r["rank"]) for r in diagnosis.get("imbalanced_ranks") or []),
-            "run_time_s": report["run_time_s"], "load_1min": os.getloadavg()[0]}
+            "run_time_s": report["run_time_s"], "load_1min": os.getloadavg()[0],
+            "kernel_queue_excess_pp": queue_excess}
 
 
 def summarize(rows):
