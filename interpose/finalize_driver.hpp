@@ -88,6 +88,6 @@ struct OutputFiles {
   std::optional<std::filesystem::path> json;
 };
 OutputFiles write_run_file(const RunData& run, const Recorder& recorder) noexcept;
-void report_outputs(RunData& run, const Recorder& recorder, const OutputFiles& files) noexcept;
+void report_outputs(RunData& run, Recorder& recorder, const OutputFiles& files) noexcept;
 
 }  // namespace tremor::interpose

@@ -10,12 +10,14 @@
 #include <cstdio>
 #include <string_view>
 
+#include "analysis_cpus.hpp"
 #include "analysis_notice.hpp"
 #include "early_checks.hpp"
 #include "file_size_signal.hpp"
 #include "finalize_driver.hpp"
 #include "recorder.hpp"
 #include "tremor/analysis/report.hpp"
+#include "tremor/estimators/parallel.hpp"
 #include "tremor/inject_api.h"
 #include "tremor/output_path.hpp"
 #include "tremor/run_file.hpp"
@@ -105,9 +107,17 @@ OutputFiles write_run_file(const RunData& run, const Recorder& recorder) noexcep
   return files;
 }
 
-void report_outputs(RunData& run, const Recorder& recorder, const OutputFiles& files) noexcept {
+void report_outputs(RunData& run, Recorder& recorder, const OutputFiles& files) noexcept {
   FileSizeSignalShield shield;
   const AnalysisNotice notice(run.segments.size());  // one line if the report is a second away
+  // The node's other ranks wait in MPI_Finalize: their CPUs are free for the analysis.
+  const WidenedAffinity idle_cpus(node_rank_cpus(run.environment, recorder.world_rank()));
+  try {
+    const int threads = estimators::analysis_threads(recorder.config().analysis_threads);
+    recorder.debug0("analysis on " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") +
+                    (idle_cpus.widened() ? ", the node's other ranks' CPUs included" : ""));
+  } catch (...) {  // no memory for the line: the analysis goes on without it
+  }
   analysis::report_run(run, recorder.config(), files.h5, files.json, stderr);
 }
 

@@ -249,7 +249,8 @@ constexpr std::array kSettingTable{
             [](const Config& c) { return std::to_string(c.bootstrap_replicas); }},
     Setting{"TREMOR_ANALYSIS_THREADS",
             "Threads of the analysis, at MPI_Finalize on rank 0 and in tremor analyze (0: the CPUs the process may "
-            "run on, at most 8; 1: one thread). Any count gives the same report.",
+            "run on, at MPI_Finalize with those of rank 0's node's other ranks, which wait; at most 8; 1: one "
+            "thread). Any count gives the same report.",
             kAnalysisThreadsRange,
             [](std::string_view t, Config& c) { return parse_int_in(t, c.analysis_threads, kAnalysisThreadsRange); },
             [](const Config& c) { return std::to_string(c.analysis_threads); }},
