@@ -222,6 +222,12 @@ def machine_path_segments(h5):
     return None if counted is None else {segment: (low, high) for segment, low, high, _, _ in counted}
 
 
+def excess_text(shares):
+    """Each share less their mean (its excess over an equal share),
+    space-separated with 2 decimals; "" for none."""
+    return " ".join(f"{x - sum(shares) / len(shares):.2f}" for x in shares) if shares else ""
+
+
 def machine_path_ranks(h5):
     """{rank: (on the critical path s, in the run queue s)}: per rank, the low
     bound of each counted segment where that rank was the last ready (the

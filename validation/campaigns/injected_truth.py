@@ -12,7 +12,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 from injected_path import (BOUNDARY_CALLS, TRACE_SETTINGS, TruthUnavailable, critical_path,  # noqa: E402,F401
-                           injected_percent, machine_path, read_logs, run_logs, was_delayed)
+                           excess_text, injected_percent, machine_path, read_logs, run_logs, was_delayed)
 
 
 def delays(h5):

@@ -99,11 +99,6 @@ def report_lines(text):
     return len([line for line in lines[starts[0]:] if not line.startswith("[tremor]")])
 
 
-def excess_text(shares):
-    """Each share less their mean, space-separated ("" for none)."""
-    return " ".join(f"{x - sum(shares) / len(shares):.2f}" for x in shares) if shares else ""
-
-
 def profiled_run(app, build, kind, run_number, work, tremor):
     flavour, command, inputs, _ = APPS[app]
     out = os.path.join(work, f"{kind}-{run_number}")
@@ -145,9 +140,9 @@ def profiled_run(app, build, kind, run_number, work, tremor):
     # it, on the critical path (the low bound) and in the run queue.
     run_s = report["run_time_s"]
     ranks = sorted(machine) if machine else []
-    path_excess = excess_text([100.0 * machine[r][0] / run_s for r in ranks])
-    queue_excess = excess_text([100.0 * machine[r][1] / run_s for r in ranks])
-    tremor_excess = excess_text(diagnosis.get("ranks", {}).get("lost_percent") or [])
+    path_excess = injected_path.excess_text([100.0 * machine[r][0] / run_s for r in ranks])
+    queue_excess = injected_path.excess_text([100.0 * machine[r][1] / run_s for r in ranks])
+    tremor_excess = injected_path.excess_text(diagnosis.get("ranks", {}).get("lost_percent") or [])
     return {"app": app, "kind": kind, "run": run_number, "planted_rank": "" if planted is None else planted,
             "named_ranks": " ".join(map(str, named)), "right": int(right), "report_lines": lines,
             "run_time_s": report["run_time_s"], "analysis_s": analysis_s, "bound_s": bound_s,

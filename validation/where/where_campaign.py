@@ -137,19 +137,18 @@ def run_once(flavour, tremor, case, run, units, work, stage, seed):
         raise RuntimeError(f"{case} run {run}: exit {result.returncode}: {result.stderr[-1500:]}")
     path = glob.glob(os.path.join(out, "*.h5"))[0]
     truth = float("nan")
-    if planted in ("rank", "node delays"):
-        with h5py.File(path, "r") as h5:
+    with h5py.File(path, "r") as h5:
+        if planted in ("rank", "node delays"):
             delayed = sorted(set(injected_truth.delays(h5)["rank"].tolist()))
             if delayed != delayed_ranks:
                 raise RuntimeError(f"{case} run {run}: the injector delayed ranks {delayed}, planted {delayed_ranks}")
             truth = injected_truth.injected_percent(h5)
-    # The kernel's count (schedstat) of each rank's run-queue delay, its
-    # excess over an equal share in pp of the run: beside a clean run that
-    # names someone, whether the machine's own delay fell on that rank.
-    with h5py.File(path, "r") as h5:
-        queue = [float(x) for x in h5["ranks/run_queue_delay_s"][()]]
+        # The kernel's count (schedstat) of each rank's run-queue delay, its
+        # excess over an equal share in pp of the run: beside a clean run that
+        # names someone, whether the machine's own delay fell on that rank.
         run_time = float(h5.attrs["run_time_s"])
-    queue_excess = " ".join(f"{100.0 * (q - sum(queue) / len(queue)) / run_time:.2f}" for q in queue)
+        queue_excess = injected_truth.excess_text([100.0 * float(q) / run_time
+                                                   for q in h5["ranks/run_queue_delay_s"][()]])
     analysed = subprocess.run([tremor, "analyze", "--json", path], capture_output=True, text=True, timeout=600)
     if analysed.returncode != 0:
         raise RuntimeError(f"tremor analyze {path}: {analysed.stderr[-800:]}")
@@ -228,6 +227,8 @@ def main():
                              "normal priority (a loaded machine; the job outranks them)")
     parser.add_argument("--keep", help="keep every run's files in this new folder (default: deleted)")
     args = parser.parse_args()
+    if args.busy < 0 or args.runs < 1:
+        parser.error("--busy takes 0 or more loops, --runs 1 or more")
     cases = args.cases.split(",")
     unknown = [c for c in cases if c not in CASES]
     if unknown:

@@ -178,7 +178,8 @@ SegmentCharges charge_segments(const RunData& run, const RunAnalysis& analysis, 
     if (known && row_of[late_rank] >= 0) late = static_cast<std::size_t>(row_of[late_rank]);
     if (rows > 1 && known) {
       const dm::WaitSplit split = dm::split_wait(busy, need, late);
-      const double lost = std::isfinite(analysis.primary.segment_lost_s[s]) ? std::max(0.0, analysis.primary.segment_lost_s[s]) : 0.0;
+      const double segment_lost = analysis.primary.segment_lost_s[s];
+      const double lost = std::isfinite(segment_lost) ? std::max(0.0, segment_lost) : 0.0;
       const double late_charge = std::min(lost, split.interference);
       charges.interference_by_rank[late_rank] += late_charge;
       charges.imbalance_by_rank[late_rank] += split.imbalance;
