@@ -12,8 +12,9 @@ Workload: the bundled bulk-synchronous demo (bsp_demo, 400 iterations of 2 or
                      would show): about 0.6 s, half the intrinsic run
   clean_nodes2/4     2 or 4 ranks on 2 UTS "nodes" (fake_node.sh; rank r on
                      node r mod 2), node i's ranks bound to CPU i
-  hog_nodes2/4       the same, with 3 busy processes bound to the CPU of node
-                     (run number mod 2): a CPU hog on one node
+  hog_nodes2/4       the same, with 3 busy loops beside each rank of node
+                     (run number mod 2), bound to its CPU, in the rank's
+                     session (fake_node.sh): a CPU hog on one node
   delay_nodes2/4     the same layout, the delays of rankN on every rank of
                      node (run number mod 2)
 
@@ -60,11 +61,16 @@ import h5py  # noqa: E402
 ITERATIONS = ["-n", "400", "-u", "2000", "-k", "0", "-q"]
 DELAY = {"TREMOR_INJECT_CALLS": "coll", "TREMOR_INJECT_PROBABILITY": "0.5",
          "TREMOR_INJECT_MEAN_US": "3000", "TREMOR_INJECT_SD_US": "1000"}
-HOGS = 3  # busy processes on the hogged node's CPU: the rank keeps a quarter of it
-# The job and the hogs run at this priority, above the machine's other work
-# (nice 0): on the shared VM, whose other processes spread over both CPUs, a
-# hog would otherwise be one process among many and no node would stand out.
+# Busy loops beside each rank of the hogged node, started by fake_node.sh in
+# the rank's own session (the kernel shares a CPU between sessions first), at
+# the rank's priority and bound to its CPU: the rank keeps a quarter of its
+# share. Hogs started here would take what this script's session is given:
+# half the CPU on one machine, all but 1/260 of it on another.
+HOGS = 3
+# The job runs at this priority, above the machine's other work (nice 0).
 PRIORITY = ["nice", "-n", "-20"]
+# A run takes 3-5 s; one that takes this long has hung, and says so.
+RUN_TIMEOUT_S = 120
 NODES = 2
 # case: (ranks, on UTS nodes, planted: None | "rank" | "node")
 CASES = {
@@ -104,6 +110,26 @@ def excesses(charges, groups):
     return max((sum(charges[r] for r in ranks) - total * len(ranks) / world for ranks in groups), default=0.0)
 
 
+def rank_processes(program):
+    """Each live process of `program`: pid, nice, scheduling group and CPU
+    seconds, so that a hung run shows which rank starved and why."""
+    lines = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                if not handle.read().startswith(program.encode()):
+                    continue
+            with open(f"/proc/{pid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/autogroup") as handle:
+                group = handle.read().strip()
+        except OSError:
+            continue
+        cpu_s = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        lines.append(f"  pid {pid}: nice {fields[16]}, {group}, {cpu_s:.1f} CPU s")
+    return lines
+
+
 def run_once(flavour, tremor, case, run, units, work, stage, seed):
     ranks, on_nodes, planted = CASES[case]
     out = os.path.join(work, f"{stage}-{case}-{run}")
@@ -122,17 +148,14 @@ def run_once(flavour, tremor, case, run, units, work, stage, seed):
     if on_nodes:
         env.update(FAKE_NODES=str(NODES), FAKE_NODE_CPUS="/".join(str(n % 2) for n in range(NODES)))
         program = [os.path.join(REPOSITORY, "test", "integration", "fake_node.sh")] + program
-    hogs = []
     if planted == "node":
-        hogs = [subprocess.Popen(PRIORITY + ["taskset", "-c", str(target % 2), sys.executable, "-c", "while True: pass"])
-                for _ in range(HOGS)]
+        env.update(FAKE_HOG_NODE=str(target), FAKE_NODE_HOGS=str(HOGS))
     try:
-        result = subprocess.run(PRIORITY + flavour.launcher + ["-n", str(ranks)] + program, env=env, capture_output=True,
-                                text=True, timeout=600)
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
+        result = subprocess.run(PRIORITY + flavour.launcher + ["-n", str(ranks)] + program, env=env,
+                                capture_output=True, stdin=subprocess.DEVNULL, text=True, timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{case} run {run}: no end after {RUN_TIMEOUT_S} s; its ranks:\n"
+                           + "\n".join(rank_processes(flavour.demo))) from None
     if result.returncode != 0:
         raise RuntimeError(f"{case} run {run}: exit {result.returncode}: {result.stderr[-1500:]}")
     path = glob.glob(os.path.join(out, "*.h5"))[0]
