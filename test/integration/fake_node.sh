@@ -14,12 +14,13 @@
 #                         3) busy loops bound to that node's CPUs, ended
 #                         with the rank: the rank keeps 1/(hogs+1) of its CPU
 #
-# The hogs start here, in the rank's own session, because launchers give each
-# rank a session of its own (Hydra, Open MPI) and the kernel's autogroups
-# share a CPU between sessions before it shares it between processes: hogs
-# started by the caller would take from the rank whatever share the caller's
-# session has, from half the CPU to all but 1/260 of it (a caller outside any
-# autogroup, with hogs at nice -20).
+# The hogs start here, in the rank's session, because Hydra (MPICH) gives
+# each rank a session of its own and the kernel's autogroups share a CPU
+# between sessions before they share it between processes: hogs started by
+# the caller would take from the rank whatever share the caller's session
+# has, from half the CPU (a login shell) to all but 1/258 of it (a CI
+# runner's session, hogs at nice -20). Open MPI keeps its ranks in the
+# caller's session; beside the rank, the hogs share its session either way.
 #
 # The rank comes from PMI_RANK (MPICH's Hydra) or OMPI_COMM_WORLD_RANK (Open
 # MPI). Needs root (unshare). usage: fake_node.sh PROGRAM ARGS...

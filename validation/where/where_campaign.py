@@ -44,6 +44,7 @@ import glob
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -62,14 +63,15 @@ ITERATIONS = ["-n", "400", "-u", "2000", "-k", "0", "-q"]
 DELAY = {"TREMOR_INJECT_CALLS": "coll", "TREMOR_INJECT_PROBABILITY": "0.5",
          "TREMOR_INJECT_MEAN_US": "3000", "TREMOR_INJECT_SD_US": "1000"}
 # Busy loops beside each rank of the hogged node, started by fake_node.sh in
-# the rank's own session (the kernel shares a CPU between sessions first), at
+# the rank's session (the kernel shares a CPU between sessions first), at
 # the rank's priority and bound to its CPU: the rank keeps a quarter of its
 # share. Hogs started here would take what this script's session is given:
-# half the CPU on one machine, all but 1/260 of it on another.
+# half the CPU from a login shell, all but 1/258 of it from a CI runner's.
 HOGS = 3
 # The job runs at this priority, above the machine's other work (nice 0).
 PRIORITY = ["nice", "-n", "-20"]
-# A run takes 3-5 s; one that takes this long has hung, and says so.
+# A run takes 3-17 s; one that takes this long has hung: its ranks are listed
+# and ended, so that no busy-polling rank outlives the campaign.
 RUN_TIMEOUT_S = 120
 NODES = 2
 # case: (ranks, on UTS nodes, planted: None | "rank" | "node")
@@ -110,9 +112,11 @@ def excesses(charges, groups):
     return max((sum(charges[r] for r in ranks) - total * len(ranks) / world for ranks in groups), default=0.0)
 
 
-def rank_processes(program):
-    """Each live process of `program`: pid, nice, scheduling group and CPU
-    seconds, so that a hung run shows which rank starved and why."""
+def end_rank_processes(program):
+    """Ends each live process of `program` and returns a line for each: pid,
+    nice, scheduling group and CPU seconds, so that a hung run shows which
+    rank starved and why. Hydra gives ranks sessions of their own, so
+    ending the launcher does not end them."""
     lines = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -127,6 +131,10 @@ def rank_processes(program):
             continue
         cpu_s = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
         lines.append(f"  pid {pid}: nice {fields[16]}, {group}, {cpu_s:.1f} CPU s")
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            pass
     return lines
 
 
@@ -155,7 +163,7 @@ def run_once(flavour, tremor, case, run, units, work, stage, seed):
                                 capture_output=True, stdin=subprocess.DEVNULL, text=True, timeout=RUN_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"{case} run {run}: no end after {RUN_TIMEOUT_S} s; its ranks:\n"
-                           + "\n".join(rank_processes(flavour.demo))) from None
+                           + "\n".join(end_rank_processes(flavour.demo))) from None
     if result.returncode != 0:
         raise RuntimeError(f"{case} run {run}: exit {result.returncode}: {result.stderr[-1500:]}")
     path = glob.glob(os.path.join(out, "*.h5"))[0]
