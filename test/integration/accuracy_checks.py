@@ -4,10 +4,15 @@ tolerances the work check shares): each widens its band by all the machine
 was measured to add to the run (the kernel's count, JobLoad), and a miss
 outside that band fails the test. A known-wrong estimator must land outside
 the band of a quiet machine (the calibration's alone)."""
+import glob
+import gzip
 import json
 import os
+import tempfile
 
-from calibration import K_SIGMA, injected_kinds, quiet_floor  # test/common, on run_app.py's path
+import h5py
+
+from calibration import CLEAN_KINDS, K_SIGMA, injected_kinds, quiet_floor  # test/common, on run_app.py's path
 from tremor_testing import CheckFailed
 
 
@@ -150,11 +155,34 @@ def excess_over_fastest_percent(f):
     return 100.0 * excess / float(f.attrs["run_time_s"])
 
 
+# The recorded clean demo runs (the replays' clean kinds): fixed data.
+CLEAN_REPLAYS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "replays", "demo")
+
+
+def noise_blind_on_clean_replays():
+    """The known-wrong estimator's reading, %, on each recorded clean demo run."""
+    readings = {}
+    for path in sorted(glob.glob(os.path.join(CLEAN_REPLAYS, "*", "*.h5.gz"))):
+        kind_run = os.path.basename(os.path.dirname(path))
+        if kind_run.rsplit("-", 1)[0] not in CLEAN_KINDS:
+            continue
+        with tempfile.NamedTemporaryFile(suffix=".h5") as copy:
+            with gzip.open(path) as packed:
+                copy.write(packed.read())
+            copy.flush()
+            with h5py.File(copy.name, "r") as run:
+                readings[kind_run] = excess_over_fastest_percent(run)
+    return readings
+
+
 def check_quiet(f, args):
     """No interference planted: below the quiet calibration's floor plus all the
-    machine was measured to add, in a class that range allows; a known-wrong
+    machine was measured to add, in a class that range allows. A known-wrong
     estimator (each segment's excess over its group's fastest, no noise model)
-    lands above the floor itself."""
+    lands above the floor itself on every recorded clean demo run: checked on
+    those fixed runs, since a live run as regular as a quiet CI machine makes
+    it can read below the floor (1.38 % in one fresh-clone CI, 1.56 and 1.72 %
+    in two others), where the two cannot be told apart."""
     report = report_of(f)
     added = machine_ms(args) / (10.0 * report["run_time_s"])
     floor = QUIET_FLOOR_PERCENT + added
@@ -169,9 +197,15 @@ def check_quiet(f, args):
     # The known-wrong estimator must fail the check a quiet machine applies; the
     # machine's share widens the band for Tremor's figure only (with Open MPI's
     # launcher beside 2 ranks on 2 cores the ranks' run queue alone is 8-16 %).
-    if wrong <= QUIET_FLOOR_PERCENT:
-        fail(f"the excess over each group's fastest segment ({wrong:.2f} %) is below the "
-             f"{QUIET_FLOOR_PERCENT:.2f} % floor")
+    readings = noise_blind_on_clean_replays()
+    if not readings:
+        fail(f"no recorded clean demo run under {CLEAN_REPLAYS}")
+    for kind_run, reading in readings.items():
+        if reading <= QUIET_FLOOR_PERCENT:
+            fail(f"recorded clean run {kind_run}: the excess over each group's fastest segment ({reading:.2f} %) "
+                 f"is below the {QUIET_FLOOR_PERCENT:.2f} % floor")
+    print(f"excess over the fastest on {len(readings)} recorded clean runs: "
+          f"{min(readings.values()):.2f}-{max(readings.values()):.2f} %, above the floor")
 
 
 def check_oversubscribed_clean(f, args):
