@@ -58,6 +58,9 @@ fi
 hogs=""
 if [ "${FAKE_HOG_NODE:-}" = "$node" ]; then
   count=${FAKE_NODE_HOGS:-3}
+  case $count in
+    '' | *[!0-9]*) echo "fake_node.sh: FAKE_NODE_HOGS must be a whole number, not '$count'" >&2; exit 2 ;;
+  esac
   while [ "$count" -gt 0 ]; do
     # A hog dies with this shell even when the shell is killed.
     # shellcheck disable=SC2086
